@@ -1,0 +1,73 @@
+// cli.hpp - the placement flags every dimmap tool shares, for CLI11 command lines.
+//
+//   --backend=mmap|dimmap   what "on storage" means
+//   --storage=DIR           where files on storage live
+//   --memory-dir=DIR        tmpfs for in-memory files ("" = anonymous memory)
+//   --buffer=SIZE           DI-MMAP buffer size (one buffer shared by the tool's regions)
+//   --hot-fraction=F        share of the buffer for the hot-page FIFO
+//   --dontneed-interval=S   mmap only: MADV_DONTNEED helper every S seconds (0 = off)
+//
+// Applications map their own presets (in-memory, semi-external, full-external) onto
+// memory_placement() and storage_placement().
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <dimmap/placement.hpp>
+
+#include <memory>
+#include <string>
+
+namespace dimmap {
+
+struct PlacementFlags {
+  std::string backend = "mmap";
+  std::string storage = ".";
+  std::string memory_dir = "/dev/shm";
+  std::string buffer = "256M";
+  double hot_fraction = -1.0;  // < 0: DIMMAP_HOT_FRACTION or 0.75
+  unsigned dontneed_interval = 0;
+
+  void add_to(CLI::App& app) {
+    app.add_option("--backend", backend, "What 'on storage' means: mmap (Linux page cache) or dimmap")
+        ->check(CLI::IsMember({"mmap", "dimmap"}))
+        ->capture_default_str();
+    app.add_option("--storage", storage, "Directory for files on storage")->capture_default_str();
+    app.add_option("--memory-dir", memory_dir, "tmpfs directory for in-memory files ('' = anonymous)")
+        ->capture_default_str();
+    app.add_option("--buffer", buffer, "DI-MMAP buffer size (e.g. 256M, 4G)")->capture_default_str();
+    app.add_option("--hot-fraction", hot_fraction, "Share of the DI-MMAP buffer for hot pages [0,1)")
+        ->check(CLI::Range(-1.0, 0.999));
+    app.add_option("--dontneed-interval", dontneed_interval,
+                   "mmap backend: MADV_DONTNEED helper thread period in seconds (0 = off)");
+  }
+
+  // The DI-MMAP buffer all storage regions of this run share (created on first use).
+  std::shared_ptr<Buffer> shared_buffer() {
+    if (!buffer_) buffer_ = Buffer::create(parse_size(buffer, "--buffer"), hot_fraction);
+    return buffer_;
+  }
+
+  Placement storage_placement() {
+    switch (parse_backend(backend)) {
+      case Backend::dimmap:
+        return Placement::dimmap(storage, shared_buffer());
+      case Backend::mmap: {
+        Placement p = Placement::mmap(storage);
+        p.dontneed_interval_s = dontneed_interval;
+        return p;
+      }
+      case Backend::memory:
+        break;
+    }
+    return memory_placement();
+  }
+
+  Placement memory_placement() const {
+    return memory_dir.empty() ? Placement::anonymous() : Placement::memory(memory_dir);
+  }
+
+ private:
+  std::shared_ptr<Buffer> buffer_;
+};
+
+}  // namespace dimmap

@@ -1,0 +1,28 @@
+// engine.hpp - what a DI-MMAP engine (user-space uffd or kernel module) provides.
+// All methods return 0 or -errno and describe failures with detail::fail().
+#pragma once
+
+#include <dimmap/dimmap.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <memory>
+
+namespace dimmap::detail {
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Maps [offset, offset + length) of fd; *out receives the address.
+  virtual int map(void* hint, size_t length, int prot, int flags, int fd, off_t offset, void** out) = 0;
+  // Writes back and unmaps the whole mapping starting at addr.
+  virtual int unmap(void* addr, size_t length) = 0;
+  virtual int sync(void* addr, size_t length, int flags) = 0;
+  virtual void stats(struct dimmap_stats* out) const = 0;
+  virtual size_t mapped_regions() const = 0;
+};
+
+std::unique_ptr<Engine> make_uffd_engine(const dimmap_config& config, int* err);
+std::unique_ptr<Engine> make_kmod_engine(const dimmap_config& config, int* err);
+
+}  // namespace dimmap::detail

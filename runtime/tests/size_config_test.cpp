@@ -1,0 +1,95 @@
+// Unit tests of size parsing and the DIMMAP_* configuration.
+#include <dimmap/dimmap.h>
+#include <dimmap/placement.hpp>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <string>
+
+namespace {
+
+TEST(ParseSize, AcceptsUnitsInPowersOf1024) {
+  uint64_t v = 0;
+  ASSERT_EQ(dimmap_parse_size("4096", &v), 0);
+  EXPECT_EQ(v, 4096u);
+  ASSERT_EQ(dimmap_parse_size("256M", &v), 0);
+  EXPECT_EQ(v, 256ull << 20);
+  ASSERT_EQ(dimmap_parse_size("4g", &v), 0);
+  EXPECT_EQ(v, 4ull << 30);
+  ASSERT_EQ(dimmap_parse_size("2KiB", &v), 0);
+  EXPECT_EQ(v, 2048u);
+  ASSERT_EQ(dimmap_parse_size("1TB", &v), 0);
+  EXPECT_EQ(v, 1ull << 40);
+  ASSERT_EQ(dimmap_parse_size("0", &v), 0);
+  EXPECT_EQ(v, 0u);
+}
+
+TEST(ParseSize, RejectsMalformedInputWithAReason) {
+  uint64_t v = 0;
+  for (const char* bad : {"", "-1", " 5", "1.5G", "12Q", "5MM", "G", "99999999999999999999", "17179869184G"}) {
+    EXPECT_LT(dimmap_parse_size(bad, &v), 0) << "'" << bad << "'";
+    EXPECT_STRNE(dimmap_last_error(), "") << "'" << bad << "'";
+  }
+}
+
+TEST(FormatSize, RoundTripsCommonSizes) {
+  EXPECT_EQ(dimmap::format_size(256ull << 20), "256M");
+  EXPECT_EQ(dimmap::format_size(1536), "1.5K");
+  EXPECT_EQ(dimmap::format_size(100), "100");
+  EXPECT_EQ(dimmap::parse_size("256M"), 256ull << 20);
+  EXPECT_THROW(dimmap::parse_size("-3", "--buffer"), dimmap::Error);
+}
+
+class EnvTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const char* name : {"DIMMAP_BUFFER", "DIMMAP_HOT_FRACTION", "DIMMAP_ENGINE", "DIMMAP_EVICT_BATCH"})
+      unsetenv(name);
+  }
+};
+
+TEST_F(EnvTest, DefaultsFollowThePapers) {
+  dimmap_config cfg;
+  ASSERT_EQ(dimmap_config_init(&cfg), 0);
+  EXPECT_EQ(cfg.buffer_bytes, 256ull << 20);
+  EXPECT_DOUBLE_EQ(cfg.hot_fraction, 0.75);
+  EXPECT_EQ(cfg.engine, DIMMAP_ENGINE_UFFD);
+}
+
+TEST_F(EnvTest, EnvironmentOverridesDefaults) {
+  setenv("DIMMAP_BUFFER", "64M", 1);
+  setenv("DIMMAP_HOT_FRACTION", "0.5", 1);
+  setenv("DIMMAP_EVICT_BATCH", "32", 1);
+  dimmap_config cfg;
+  ASSERT_EQ(dimmap_config_init(&cfg), 0);
+  EXPECT_EQ(cfg.buffer_bytes, 64ull << 20);
+  EXPECT_DOUBLE_EQ(cfg.hot_fraction, 0.5);
+  EXPECT_EQ(cfg.evict_batch, 32u);
+}
+
+TEST_F(EnvTest, BadEnvironmentIsRejectedByName) {
+  dimmap_config cfg;
+  setenv("DIMMAP_BUFFER", "lots", 1);
+  EXPECT_EQ(dimmap_config_init(&cfg), -EINVAL);
+  EXPECT_NE(std::string(dimmap_last_error()).find("DIMMAP_BUFFER"), std::string::npos);
+  unsetenv("DIMMAP_BUFFER");
+  setenv("DIMMAP_HOT_FRACTION", "1.5", 1);
+  EXPECT_EQ(dimmap_config_init(&cfg), -EINVAL);
+  unsetenv("DIMMAP_HOT_FRACTION");
+  setenv("DIMMAP_ENGINE", "magic", 1);
+  EXPECT_EQ(dimmap_config_init(&cfg), -EINVAL);
+  EXPECT_NE(std::string(dimmap_last_error()).find("DIMMAP_ENGINE"), std::string::npos);
+}
+
+TEST_F(EnvTest, TinyBufferIsRejected) {
+  dimmap_config cfg;
+  ASSERT_EQ(dimmap_config_init(&cfg), 0);
+  cfg.buffer_bytes = 3 * 4096;
+  EXPECT_EQ(dimmap_config_validate(&cfg), -EINVAL);
+  EXPECT_NE(std::string(dimmap_last_error()).find("minimum"), std::string::npos);
+  cfg.buffer_bytes = 0;
+  EXPECT_EQ(dimmap_config_validate(&cfg), -EINVAL);
+}
+
+}  // namespace
