@@ -1,14 +1,824 @@
-// uffd_engine.cpp - TEMPORARY placeholder while the userfaultfd engine is written.
-#include <cerrno>
+// uffd_engine.cpp - the user-space DI-MMAP engine on userfaultfd.
+//
+// Each mapping is backed by a memfd (shmem) mapped twice: the application's view, registered
+// with userfaultfd for missing, minor and write-protect faults, and a private alias the engine
+// fills. A fault server thread per buffer handles faults through the DI-MMAP policy:
+//   miss      read the page from storage into the alias (io_uring), then UFFDIO_CONTINUE maps it
+//             (write-protected unless the fault was a write, so first writes are seen: dirty
+//             tracking);
+//   demotion  a page pushed into the eviction queue loses its PTE, in bulk: one
+//             process_madvise(MADV_DONTNEED) per batch, the analogue of the bulk TLB flush;
+//             the page stays in the memfd, so a fault on it is a minor fault recovered with no I/O;
+//   leaving   pages leave the eviction queue in batches: dirty ones are written back (adjacent
+//             pages coalesced into one write), then freed with MADV_REMOVE;
+//   error     a failed fill poisons the page (UFFDIO_POISON): the faulting threads get SIGBUS.
+// Application threads touching resident pages never enter the engine: hits cost no syscall.
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "backing_file.hpp"
 #include "engine.hpp"
+#include "io_queue.hpp"
 #include "log.hpp"
+#include "uffd_sys.hpp"
+
+extern "C" {
+#include "dimmap_policy.h"
+}
 
 namespace dimmap::detail {
+namespace {
 
-std::unique_ptr<Engine> make_uffd_engine(const dimmap_config&, int* err) {
-  *err = fail(ENOSYS, "the userfaultfd engine is not built yet");
-  return nullptr;
+// Engine bits in dmp_page.flags (DMP_F_BUSY belongs to the policy: never chosen to leave).
+constexpr uint8_t F_DIRTY = 0x02;      // content newer than storage
+constexpr uint8_t F_WRITABLE = 0x04;   // mapped without write protection
+constexpr uint8_t F_ZAP = 0x08;        // demoted; its PTE removal waits in the zap batch
+constexpr uint8_t F_WANTED = 0x10;     // faulted while leaving: recover instead of freeing
+constexpr uint8_t F_LOAD_WRITE = 0x20; // a write fault is waiting for this load
+
+constexpr unsigned kRegionShift = 36;  // key = region id << 36 | page index (256 TiB per mapping)
+constexpr size_t kMaxWriteRun = 512;   // pages per coalesced writeback (FastMap writes up to 512)
+constexpr uint64_t kWriteTag = 1ull << 63;
+
+struct Region {
+  uint32_t id = 0;
+  char* addr = nullptr;   // the application's view
+  char* alias = nullptr;  // the engine's view of the same memfd
+  size_t length = 0;
+  size_t npages = 0;
+  int memfd = -1;
+  uint64_t file_offset = 0;
+  bool writable = false;  // shared + PROT_WRITE: dirty tracking and writeback
+  bool track_dirty = false;  // write-protect available; otherwise every mapped page counts as dirty
+  BackingFile file;
+  unsigned loads = 0;     // reads in flight
+  unsigned writes = 0;    // writebacks in flight (eviction or sync)
+  int write_error = 0;    // first failed writeback since the last msync/munmap (errno)
+  bool closing = false;
+};
+
+// A coalesced writeback of adjacent pages of one region.
+struct WriteJob {
+  Region* region = nullptr;
+  size_t first_page = 0;
+  std::vector<uint32_t> slots;  // in page order
+  bool eviction = false;
+  size_t len = 0;
+};
+
+struct PendingMiss {
+  uint32_t region_id;
+  size_t page;
+  bool write;
+  uint32_t tid;
+};
+
+class UffdEngine final : public Engine {
+ public:
+  UffdEngine(const dimmap_config& cfg) : cfg_(cfg), zaps_(MADV_DONTNEED), frees_(MADV_REMOVE) {}
+  ~UffdEngine() override;
+  int start();
+
+  int map(void* hint, size_t length, int prot, int flags, int fd, off_t offset, void** out) override;
+  int unmap(void* addr, size_t length) override;
+  int sync(void* addr, size_t length, int flags) override;
+  void stats(struct dimmap_stats* out) const override;
+  size_t mapped_regions() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return by_addr_.size();
+  }
+
+ private:
+  // ---- fault server (runs with mu_ held) ----
+  void serve();
+  void drain_faults();
+  void handle_fault(const struct uffd_msg& msg);
+  void handle_write_protect_fault(Region* r, size_t page, char* addr);
+  void start_fill(Region* r, size_t page, bool write, uint32_t tid);
+  void finish_read(uint32_t slot, ssize_t result);
+  void finish_write(uint64_t job_id, ssize_t result);
+  void map_page(Region* r, uint32_t slot, bool write_fault);
+  void fail_page(Region* r, size_t page, uint32_t tid, int err);
+  void demote(uint32_t slot);
+  void flush_zaps();
+  void evict();
+  void start_pending();
+  void release_slot(uint32_t slot);
+
+  // ---- helpers ----
+  Region* region_by_addr(uintptr_t a) const;
+  Region* region_of_slot(uint32_t slot) const;
+  size_t page_of_slot(uint32_t slot) const { return pages_[slot].key & ((1ull << kRegionShift) - 1); }
+  uint64_t key_of(const Region* r, size_t page) const { return (uint64_t(r->id) << kRegionShift) | page; }
+  char* app_addr(uint32_t slot) const { return region_of_slot(slot)->addr + page_of_slot(slot) * page_size_; }
+  size_t io_len(const Region* r, size_t first_page, size_t npages) const;
+  void submit_writes(std::vector<uint32_t>& dirty, bool eviction);
+  std::vector<uint32_t> slots_in(const Region* r, size_t first, size_t end) const;
+  int write_back_now(Region* r, std::vector<uint32_t>& slots, std::unique_lock<std::mutex>& lock);
+  void wake_server();
+
+  const dimmap_config cfg_;
+  const size_t page_size_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  int uffd_ = -1;
+  int ctl_fd_ = -1;  // eventfd: stop request
+  UffdFeatures features_;
+  std::unique_ptr<IoQueue> io_;
+  std::thread server_;
+  bool stop_ = false;
+
+  mutable std::mutex mu_;
+  std::condition_variable io_done_;  // signalled when writebacks or loads finish
+  dmp_params par_{};
+  dmp_policy policy_{};
+  std::vector<dmp_page> pages_;
+  std::vector<dmp_bucket> buckets_;
+  std::vector<uint32_t> load_tid_;  // faulting thread of each loading slot (SIGBUS fallback)
+
+  std::map<uintptr_t, Region*> by_addr_;
+  std::unordered_map<uint32_t, Region*> by_id_;
+  uint32_t next_region_id_ = 1;
+
+  std::deque<PendingMiss> pending_;
+  unsigned reads_in_flight_ = 0;
+  unsigned writes_in_flight_ = 0;
+  std::unordered_map<uint64_t, WriteJob> jobs_;
+  uint64_t next_job_ = 1;
+
+  std::vector<std::pair<uint32_t, uint64_t>> zap_list_;  // (slot, key) demoted, PTE still present
+  MadviseBatch zaps_;
+  MadviseBatch frees_;
+  std::vector<uint32_t> batch_;
+
+  struct dimmap_stats st_ {};
+};
+
+// ---------------------------------------------------------------------------------------
+// setup and teardown
+
+int UffdEngine::start() {
+  const uint64_t npages = cfg_.buffer_bytes / page_size_;
+  const unsigned hot = static_cast<unsigned>(cfg_.hot_fraction * 1000.0 + 0.5);
+  const unsigned evict = std::max(1u, static_cast<unsigned>(cfg_.evict_fraction * 1000.0 + 0.5));
+  if (dmp_params_init(&par_, static_cast<uint32_t>(npages), std::min(hot, 999u), std::min(evict, 499u),
+                      cfg_.evict_batch) != 0)
+    return fail(EINVAL, "buffer of %llu pages is too small (minimum %u)", static_cast<unsigned long long>(npages),
+                DMP_MIN_PAGES);
+  pages_.resize(par_.npages);
+  buckets_.resize(par_.nbuckets);
+  load_tid_.assign(par_.npages, 0);
+  dmp_init(&policy_, &par_, pages_.data(), buckets_.data());
+  batch_.resize(par_.batch);
+  st_.buffer_pages = par_.npages;
+
+  uffd_ = uffd_open(&features_);
+  if (uffd_ < 0) return uffd_;
+  int err = 0;
+  io_ = make_io_queue(cfg_.io_depth, &err);
+  if (!io_) return err;
+  ctl_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (ctl_fd_ < 0) return fail(errno, "cannot create an eventfd: %s", std::strerror(errno));
+  server_ = std::thread([this] { serve(); });
+  log(LogLevel::info, "uffd engine: %u pages (%u hot, %u eviction queue, batch %u), I/O by %s",
+      par_.npages, par_.hot_cap, par_.evict_pages, par_.batch, io_->name());
+  return 0;
+}
+
+UffdEngine::~UffdEngine() {
+  if (server_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_server();
+    server_.join();
+  }
+  io_.reset();  // waits for nothing: no regions remain, so nothing is in flight
+  if (ctl_fd_ >= 0) close(ctl_fd_);
+  if (uffd_ >= 0) close(uffd_);
+}
+
+void UffdEngine::wake_server() {
+  uint64_t one = 1;
+  ssize_t rc = write(ctl_fd_, &one, sizeof one);
+  (void)rc;
+}
+
+// ---------------------------------------------------------------------------------------
+// the fault server
+
+void UffdEngine::serve() {
+  struct pollfd fds[3] = {{uffd_, POLLIN, 0}, {io_->event_fd(), POLLIN, 0}, {ctl_fd_, POLLIN, 0}};
+  std::vector<IoDone> done(256);
+  for (;;) {
+    if (poll(fds, 3, -1) < 0 && errno != EINTR) {
+      log(LogLevel::error, "fault server: poll failed: %s", std::strerror(errno));
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_) return;
+    uint64_t v;
+    while (read(ctl_fd_, &v, sizeof v) > 0) {
+    }
+    drain_faults();
+    for (size_t n; (n = io_->reap(done.data(), done.size())) > 0;) {
+      for (size_t i = 0; i < n; ++i) {
+        if (done[i].tag & kWriteTag)
+          finish_write(done[i].tag & ~kWriteTag, done[i].result);
+        else
+          finish_read(static_cast<uint32_t>(done[i].tag), done[i].result);
+      }
+    }
+    evict();
+    start_pending();
+    lock.unlock();
+    if (int rc = io_->submit(); rc < 0) log(LogLevel::error, "I/O submission failed: %s", std::strerror(-rc));
+  }
+}
+
+void UffdEngine::drain_faults() {
+  struct uffd_msg msgs[64];
+  for (;;) {
+    ssize_t n = read(uffd_, msgs, sizeof msgs);
+    if (n <= 0) {
+      if (n < 0 && errno != EAGAIN && errno != EINTR)
+        log(LogLevel::error, "reading the userfaultfd failed: %s", std::strerror(errno));
+      return;
+    }
+    for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof msgs[0]); ++i)
+      if (msgs[i].event == UFFD_EVENT_PAGEFAULT) handle_fault(msgs[i]);
+  }
+}
+
+void UffdEngine::handle_fault(const struct uffd_msg& msg) {
+  const uintptr_t a = msg.arg.pagefault.address & ~(uintptr_t(page_size_) - 1);
+  const uint64_t flags = msg.arg.pagefault.flags;
+  const uint32_t tid = features_.thread_id ? msg.arg.pagefault.feat.ptid : 0;
+  Region* r = region_by_addr(a);
+  if (!r) {
+    // The mapping went away (dimmap_munmap): let the thread retry and meet the hole.
+    uffd_wake(uffd_, reinterpret_cast<void*>(a), page_size_);
+    return;
+  }
+  const size_t page = (a - reinterpret_cast<uintptr_t>(r->addr)) / page_size_;
+  st_.faults++;
+  if (flags & UFFD_PAGEFAULT_FLAG_WP) {
+    handle_write_protect_fault(r, page, reinterpret_cast<char*>(a));
+    return;
+  }
+  const bool write = flags & UFFD_PAGEFAULT_FLAG_WRITE;
+  const uint32_t s = dmp_lookup(&policy_, key_of(r, page));
+  if (s == DMP_NIL) {
+    start_fill(r, page, write, tid);
+    return;
+  }
+  switch (pages_[s].state) {
+    case DMP_LOADING:  // another thread's read is in flight: its completion wakes us all
+      st_.hits++;
+      if (write) pages_[s].flags |= F_LOAD_WRITE;
+      return;
+    case DMP_LEAVING:  // its writeback is in flight: keep it instead of freeing it
+      st_.recoveries++;
+      pages_[s].flags |= F_WANTED;
+      return;
+    case DMP_EVICT:  // a victim page: recover it with no I/O
+      st_.recoveries++;
+      pages_[s].flags &= ~F_ZAP;
+      demote(dmp_recover(&policy_, s));
+      map_page(r, s, write);
+      return;
+    default:  // mapped already (a thread raced with the mapping): make sure and wake
+      st_.hits++;
+      map_page(r, s, write);
+      return;
+  }
+}
+
+void UffdEngine::handle_write_protect_fault(Region* r, size_t page, char* addr) {
+  st_.write_faults++;
+  const uint32_t s = dmp_lookup(&policy_, key_of(r, page));
+  if (s != DMP_NIL) pages_[s].flags |= F_DIRTY | F_WRITABLE;
+  if (int rc = uffd_writeprotect(uffd_, addr, page_size_, false); rc < 0 && rc != -ENOENT)
+    log(LogLevel::error, "clearing write protection of page %zu of '%s' failed: %s", page, r->file.path().c_str(),
+        std::strerror(-rc));
+}
+
+void UffdEngine::start_fill(Region* r, size_t page, bool write, uint32_t tid) {
+  const uint32_t s = reads_in_flight_ < cfg_.io_depth ? dmp_alloc(&policy_, key_of(r, page)) : DMP_NIL;
+  if (s == DMP_NIL) {  // no free slot or too many reads in flight: wait for evictions
+    pending_.push_back(PendingMiss{r->id, page, write, tid});
+    return;
+  }
+  st_.misses++;
+  if (write) pages_[s].flags |= F_LOAD_WRITE;
+  load_tid_[s] = tid;
+  reads_in_flight_++;
+  r->loads++;
+  io_->push(IoOp{false, r->file.read_fd(), r->alias + page * page_size_, page_size_,
+                 r->file_offset + page * page_size_, s});
+}
+
+void UffdEngine::finish_read(uint32_t s, ssize_t result) {
+  Region* r = region_of_slot(s);
+  const size_t page = page_of_slot(s);
+  reads_in_flight_--;
+  r->loads--;
+  io_done_.notify_all();
+  const uint64_t off = r->file_offset + page * page_size_;
+  const uint64_t want = std::min<uint64_t>(page_size_, r->file.size() > off ? r->file.size() - off : 0);
+  if (result < 0 || static_cast<uint64_t>(result) < want) {
+    const int err = result < 0 ? static_cast<int>(-result) : EIO;
+    dmp_abort(&policy_, s);
+    fail_page(r, page, load_tid_[s], err);
+    return;
+  }
+  if (static_cast<uint64_t>(result) < page_size_)  // the file's last page: zero the tail
+    std::memset(r->alias + page * page_size_ + result, 0, page_size_ - result);
+  st_.bytes_read += static_cast<uint64_t>(result);
+  const bool write = pages_[s].flags & F_LOAD_WRITE;
+  pages_[s].flags &= ~F_LOAD_WRITE;
+  demote(dmp_loaded(&policy_, s));
+  map_page(r, s, write);
+}
+
+// Maps a resident page into the application's view and wakes the threads waiting on it.
+void UffdEngine::map_page(Region* r, uint32_t s, bool write_fault) {
+  char* addr = r->addr + page_of_slot(s) * page_size_;
+  uint8_t& flags = pages_[s].flags;
+  bool wp = r->writable && r->track_dirty && !write_fault && !(flags & F_DIRTY);
+  int rc = uffd_continue(uffd_, addr, page_size_, wp);
+  if (rc == -EINVAL && wp) {
+    // Kernel without UFFDIO_CONTINUE_MODE_WP (< 6.4): stop tracking first writes; every
+    // page mapped writable counts as dirty from now on.
+    log(LogLevel::warn, "kernel lacks UFFDIO_CONTINUE_MODE_WP: all pages of writable mappings will be written back");
+    for (auto& [id, reg] : by_id_) reg->track_dirty = false;
+    wp = false;
+    rc = uffd_continue(uffd_, addr, page_size_, false);
+  }
+  if (r->writable && !wp) flags |= F_DIRTY | F_WRITABLE;
+  if (rc == -EEXIST) {
+    uffd_wake(uffd_, addr, page_size_);
+  } else if (rc < 0) {
+    log(LogLevel::error, "mapping page %zu of '%s' failed: %s", page_of_slot(s), r->file.path().c_str(),
+        std::strerror(-rc));
+    uffd_wake(uffd_, addr, page_size_);
+  }
+}
+
+// A page could not be filled: the waiting threads (and later accesses) get SIGBUS.
+void UffdEngine::fail_page(Region* r, size_t page, uint32_t tid, int err) {
+  st_.read_errors++;
+  char* addr = r->addr + page * page_size_;
+  log(LogLevel::error, "reading page %zu (offset %llu) of '%s' failed: %s; the faulting thread gets SIGBUS", page,
+      static_cast<unsigned long long>(r->file_offset + page * page_size_), r->file.path().c_str(),
+      std::strerror(err));
+  madvise(r->alias + page * page_size_, page_size_, MADV_REMOVE);  // drop the half-filled page
+  if (features_.poison && uffd_poison(uffd_, addr, page_size_) == 0) return;
+  // No UFFDIO_POISON (kernel < 6.6): signal the faulting thread, then let it retry.
+  if (tid) syscall(SYS_tgkill, getpid(), tid, SIGBUS);
+  uffd_wake(uffd_, addr, page_size_);
+}
+
+// A page entered the eviction queue: its PTE goes in the next bulk unmap.
+void UffdEngine::demote(uint32_t s) {
+  if (s == DMP_NIL) return;
+  pages_[s].flags |= F_ZAP;
+  zap_list_.emplace_back(s, pages_[s].key);
+  if (zap_list_.size() >= par_.batch) flush_zaps();
+}
+
+void UffdEngine::flush_zaps() {
+  for (auto [s, key] : zap_list_) {
+    // Skip pages recovered, freed or reused since they were demoted.
+    if (pages_[s].key != key || pages_[s].state != DMP_EVICT || !(pages_[s].flags & F_ZAP)) continue;
+    pages_[s].flags &= ~(F_ZAP | F_WRITABLE);
+    zaps_.add(app_addr(s), page_size_);
+  }
+  zap_list_.clear();
+  if (zaps_.size() == 0) return;
+  zaps_.flush();
+  st_.eviction_batches++;
+}
+
+// Keeps a reserve of free slots: pages leave the eviction queue in batches.
+void UffdEngine::evict() {
+  // Free slots plus those already on their way out should cover the reserve and the misses
+  // waiting for a slot; writebacks in flight are bounded by the I/O depth.
+  const size_t target = par_.reserve + std::min<size_t>(pending_.size(), par_.npages / 4);
+  while (policy_.evict.len > 0 && policy_.free.len + policy_.leaving < target && writes_in_flight_ < cfg_.io_depth) {
+    const uint32_t n = dmp_evict_batch(&policy_, batch_.data(), par_.batch);
+    if (n == 0) break;
+    bool pending_zap = false;
+    for (uint32_t i = 0; i < n; ++i) pending_zap |= pages_[batch_[i]].flags & F_ZAP;
+    if (pending_zap) flush_zaps();  // no page may stay mapped while it is written or freed
+    std::vector<uint32_t> dirty;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t s = batch_[i];
+      Region* r = region_of_slot(s);
+      if ((pages_[s].flags & F_DIRTY) && !r->file.unlinked())
+        dirty.push_back(s);
+      else
+        release_slot(s);
+    }
+    if (frees_.size()) frees_.flush();
+    if (!dirty.empty()) submit_writes(dirty, true);
+  }
+}
+
+// A leaving page is clean (or its file is gone): free its memory and its slot.
+void UffdEngine::release_slot(uint32_t s) {
+  Region* r = region_of_slot(s);
+  frees_.add(r->alias + page_of_slot(s) * page_size_, page_size_);
+  dmp_release(&policy_, s);
+  st_.evictions++;
+}
+
+size_t UffdEngine::io_len(const Region* r, size_t first_page, size_t npages) const {
+  const uint64_t off = r->file_offset + first_page * page_size_;
+  const uint64_t len = uint64_t(npages) * page_size_;
+  return static_cast<size_t>(std::min<uint64_t>(len, r->file.size() - off));
+}
+
+// Writes dirty pages (sorted into runs of adjacent pages, one write per run) through the
+// I/O queue. The pages are busy until their write completes.
+void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction) {
+  std::sort(dirty.begin(), dirty.end(), [this](uint32_t a, uint32_t b) { return pages_[a].key < pages_[b].key; });
+  for (size_t i = 0; i < dirty.size();) {
+    WriteJob job;
+    job.region = region_of_slot(dirty[i]);
+    job.first_page = page_of_slot(dirty[i]);
+    job.eviction = eviction;
+    size_t j = i;
+    while (j < dirty.size() && j - i < kMaxWriteRun && pages_[dirty[j]].key == pages_[dirty[i]].key + (j - i)) {
+      pages_[dirty[j]].flags |= DMP_F_BUSY;
+      pages_[dirty[j]].flags &= ~F_DIRTY;
+      job.slots.push_back(dirty[j]);
+      ++j;
+    }
+    job.len = io_len(job.region, job.first_page, job.slots.size());
+    const uint64_t off = job.region->file_offset + job.first_page * page_size_;
+    const uint64_t id = next_job_++;
+    io_->push(IoOp{true, job.region->file.write_fd_for(off, job.len), job.region->alias + job.first_page * page_size_,
+                   job.len, off, kWriteTag | id});
+    job.region->writes++;
+    writes_in_flight_++;
+    jobs_.emplace(id, std::move(job));
+    i = j;
+  }
+}
+
+void UffdEngine::finish_write(uint64_t id, ssize_t result) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  WriteJob job = std::move(it->second);
+  jobs_.erase(it);
+  Region* r = job.region;
+  r->writes--;
+  writes_in_flight_--;
+  const bool ok = result >= 0 && static_cast<size_t>(result) == job.len;
+  if (ok) {
+    st_.writebacks += job.slots.size();
+    st_.write_ios++;
+    st_.bytes_written += job.len;
+  } else {
+    const int err = result < 0 ? static_cast<int>(-result) : EIO;
+    st_.write_errors++;
+    if (!r->write_error) r->write_error = err;
+    log(LogLevel::error, "writing %zu pages at offset %llu of '%s' back failed: %s; they stay in the buffer",
+        job.slots.size(), static_cast<unsigned long long>(r->file_offset + job.first_page * page_size_),
+        r->file.path().c_str(), std::strerror(err));
+  }
+  for (uint32_t s : job.slots) {
+    pages_[s].flags &= ~DMP_F_BUSY;
+    if (!ok) pages_[s].flags |= F_DIRTY;
+    if (!job.eviction) continue;
+    if (ok && !(pages_[s].flags & F_WANTED)) {
+      release_slot(s);
+      continue;
+    }
+    // Faulted while leaving, or not written: back into the buffer (data kept).
+    const bool wanted = pages_[s].flags & F_WANTED;
+    pages_[s].flags &= ~F_WANTED;
+    demote(dmp_recover(&policy_, s));
+    if (wanted) map_page(r, s, false);
+  }
+  if (frees_.size()) frees_.flush();
+  io_done_.notify_all();
+}
+
+// Misses that waited for a free slot or an I/O slot.
+void UffdEngine::start_pending() {
+  while (!pending_.empty() && policy_.free.len > 0 && reads_in_flight_ < cfg_.io_depth) {
+    PendingMiss m = pending_.front();
+    pending_.pop_front();
+    auto it = by_id_.find(m.region_id);
+    if (it == by_id_.end()) continue;  // unmapped meanwhile
+    Region* r = it->second;
+    // The page may have arrived meanwhile: account the fault by what it finds now.
+    const uint32_t s = dmp_lookup(&policy_, key_of(r, m.page));
+    if (s == DMP_NIL) {
+      start_fill(r, m.page, m.write, m.tid);
+    } else if (pages_[s].state == DMP_LOADING) {
+      st_.hits++;
+      if (m.write) pages_[s].flags |= F_LOAD_WRITE;
+    } else if (pages_[s].state == DMP_LEAVING) {
+      st_.recoveries++;
+      pages_[s].flags |= F_WANTED;
+    } else if (pages_[s].state == DMP_EVICT) {
+      st_.recoveries++;
+      pages_[s].flags &= ~F_ZAP;
+      demote(dmp_recover(&policy_, s));
+      map_page(r, s, m.write);
+    } else {
+      st_.hits++;
+      map_page(r, s, m.write);
+    }
+  }
+  // Nothing can free a slot (every page dirty and unwritable): fail the waiters rather
+  // than leave them hanging.
+  if (!pending_.empty() && policy_.free.len == 0 && reads_in_flight_ == 0 && writes_in_flight_ == 0 &&
+      policy_.evict.len == 0) {
+    log(LogLevel::error, "buffer full of pages that cannot be written back: failing %zu waiting faults",
+        pending_.size());
+    for (const PendingMiss& m : pending_) {
+      auto it = by_id_.find(m.region_id);
+      if (it != by_id_.end()) fail_page(it->second, m.page, m.tid, it->second->write_error ? it->second->write_error : ENOSPC);
+    }
+    pending_.clear();
+  }
+}
+
+Region* UffdEngine::region_by_addr(uintptr_t a) const {
+  auto it = by_addr_.upper_bound(a);
+  if (it == by_addr_.begin()) return nullptr;
+  --it;
+  Region* r = it->second;
+  return a < reinterpret_cast<uintptr_t>(r->addr) + r->length ? r : nullptr;
+}
+
+Region* UffdEngine::region_of_slot(uint32_t s) const {
+  return by_id_.at(static_cast<uint32_t>(pages_[s].key >> kRegionShift));
+}
+
+// ---------------------------------------------------------------------------------------
+// the API side (application threads)
+
+int UffdEngine::map(void* hint, size_t length, int prot, int flags, int fd, off_t offset, void** out) {
+  auto r = std::make_unique<Region>();
+  if (int rc = r->file.open(fd, length, prot, flags, offset, cfg_.direct_io); rc < 0) return rc;
+  const char* path = r->file.path().c_str();
+  r->length = (length + page_size_ - 1) / page_size_ * page_size_;
+  r->npages = r->length / page_size_;
+  r->file_offset = static_cast<uint64_t>(offset);
+  r->writable = (prot & PROT_WRITE) && (flags & MAP_SHARED);
+  r->track_dirty = features_.wp_shmem;
+  if (r->npages >= (1ull << kRegionShift)) return fail(EFBIG, "dimmap_mmap('%s'): mapping too large", path);
+
+  r->memfd = memfd_create("dimmap", MFD_CLOEXEC);
+  if (r->memfd < 0) return fail(errno, "dimmap_mmap('%s'): memfd_create failed: %s", path, std::strerror(errno));
+  auto cleanup = [&](int err, const char* what) {
+    const int e = errno;
+    if (r->alias) munmap(r->alias, r->length);
+    if (r->addr) munmap(r->addr, r->length);
+    close(r->memfd);
+    return fail(err ? err : e, "dimmap_mmap('%s'): %s: %s", path, what, std::strerror(err ? err : e));
+  };
+  if (ftruncate(r->memfd, static_cast<off_t>(r->length)) != 0) return cleanup(0, "cannot size the page store");
+  const int fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
+  void* app = mmap(hint, r->length, prot, MAP_SHARED | MAP_NORESERVE | fixed, r->memfd, 0);
+  if (app == MAP_FAILED) return cleanup(0, "cannot reserve the address range");
+  r->addr = static_cast<char*>(app);
+  void* alias = mmap(nullptr, r->length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, r->memfd, 0);
+  if (alias == MAP_FAILED) return cleanup(0, "cannot map the engine's view");
+  r->alias = static_cast<char*>(alias);
+  // Children of fork() must not see the mapping: nobody would serve its faults there.
+  madvise(r->addr, r->length, MADV_DONTFORK);
+  madvise(r->alias, r->length, MADV_DONTFORK);
+  madvise(r->addr, r->length, MADV_NOHUGEPAGE);
+  madvise(r->alias, r->length, MADV_NOHUGEPAGE);
+  if (r->writable && !r->track_dirty)
+    log(LogLevel::warn, "'%s': kernel lacks userfaultfd write-protect on shmem: every page will be written back",
+        path);
+
+  std::unique_lock<std::mutex> lock(mu_);
+  r->id = next_region_id_++;
+  if (int rc = uffd_register(uffd_, r->addr, r->length, r->writable && r->track_dirty); rc < 0) {
+    lock.unlock();
+    return cleanup(-rc, "cannot register with userfaultfd");
+  }
+  *out = r->addr;
+  by_addr_[reinterpret_cast<uintptr_t>(r->addr)] = r.get();
+  by_id_[r->id] = r.get();
+  log(LogLevel::debug, "mapped '%s' (%zu pages, %s) at %p", path, r->npages, r->writable ? "rw" : "ro", *out);
+  r.release();
+  return 0;
+}
+
+// Resident pages of r in [first, end), from the page table or a scan of the pool,
+// whichever is shorter.
+std::vector<uint32_t> UffdEngine::slots_in(const Region* r, size_t first, size_t end) const {
+  std::vector<uint32_t> out;
+  if (end - first < par_.npages) {
+    for (size_t p = first; p < end; ++p) {
+      uint32_t s = dmp_lookup(&policy_, key_of(r, p));
+      if (s != DMP_NIL) out.push_back(s);
+    }
+  } else {
+    for (uint32_t s = 0; s < par_.npages; ++s) {
+      if (pages_[s].state == DMP_FREE || (pages_[s].key >> kRegionShift) != r->id) continue;
+      size_t p = page_of_slot(s);
+      if (p >= first && p < end) out.push_back(s);
+    }
+  }
+  return out;
+}
+
+// Writes the dirty pages among slots synchronously (from the calling thread). Returns 0
+// or -errno; pages that could not be written stay dirty. Called with lock held; drops it
+// while writing.
+int UffdEngine::write_back_now(Region* r, std::vector<uint32_t>& slots, std::unique_lock<std::mutex>& lock) {
+  std::vector<uint32_t> dirty;
+  for (uint32_t s : slots) {
+    uint8_t& f = pages_[s].flags;
+    if (!(f & F_DIRTY) || (f & DMP_F_BUSY) || pages_[s].state == DMP_LOADING || pages_[s].state == DMP_LEAVING)
+      continue;
+    // Write-protect first, so a store during the write faults and marks the page dirty again.
+    if ((f & F_WRITABLE) && r->track_dirty) {
+      uffd_writeprotect(uffd_, r->addr + page_of_slot(s) * page_size_, page_size_, true);
+      f &= ~F_WRITABLE;
+    }
+    if (r->track_dirty) f &= ~F_DIRTY;
+    f |= DMP_F_BUSY;
+    dirty.push_back(s);
+  }
+  std::sort(dirty.begin(), dirty.end(), [this](uint32_t a, uint32_t b) { return pages_[a].key < pages_[b].key; });
+  // Runs of adjacent pages, written without the lock (the alias is stable: busy pages never leave).
+  struct Run {
+    size_t first, count;
+  };
+  std::vector<Run> runs;
+  for (size_t i = 0; i < dirty.size();) {
+    size_t j = i + 1;
+    while (j < dirty.size() && j - i < kMaxWriteRun && pages_[dirty[j]].key == pages_[dirty[i]].key + (j - i)) ++j;
+    runs.push_back(Run{page_of_slot(dirty[i]), j - i});
+    i = j;
+  }
+  r->writes++;
+  lock.unlock();
+  int err = 0;
+  uint64_t written = 0, ios = 0, pages_ok = 0;
+  std::vector<bool> run_ok(runs.size(), false);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const uint64_t off = r->file_offset + runs[k].first * page_size_;
+    const size_t len = io_len(r, runs[k].first, runs[k].count);
+    const int fd = r->file.write_fd_for(off, len);
+    size_t done = 0;
+    while (done < len) {
+      ssize_t n = pwrite(fd, r->alias + runs[k].first * page_size_ + done, len - done, static_cast<off_t>(off + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (!err) err = n < 0 ? errno : EIO;
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (done == len) {
+      run_ok[k] = true;
+      written += len;
+      ios++;
+      pages_ok += runs[k].count;
+    }
+  }
+  lock.lock();
+  r->writes--;
+  size_t idx = 0;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    for (size_t i = 0; i < runs[k].count; ++i, ++idx) {
+      uint8_t& f = pages_[dirty[idx]].flags;
+      f &= ~DMP_F_BUSY;
+      if (!run_ok[k]) f |= F_DIRTY;
+    }
+  }
+  st_.writebacks += pages_ok;
+  st_.write_ios += ios;
+  st_.bytes_written += written;
+  if (err) {
+    st_.write_errors++;
+    log(LogLevel::error, "writing back '%s' failed: %s; the data stays in the buffer", r->file.path().c_str(),
+        std::strerror(err));
+  }
+  io_done_.notify_all();
+  return -err;
+}
+
+int UffdEngine::sync(void* addr, size_t length, int flags) {
+  if ((flags & MS_ASYNC) && (flags & MS_SYNC)) return fail(EINVAL, "dimmap_msync: both MS_ASYNC and MS_SYNC");
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  if (a % page_size_) return fail(EINVAL, "dimmap_msync(%p): address not page aligned", addr);
+  std::unique_lock<std::mutex> lock(mu_);
+  Region* r = region_by_addr(a);
+  if (!r) return fail(ENOMEM, "dimmap_msync(%p): not in a dimmap mapping", addr);
+  const size_t first = (a - reinterpret_cast<uintptr_t>(r->addr)) / page_size_;
+  const size_t end = std::min(r->npages, first + (length + page_size_ - 1) / page_size_);
+  int err = 0;
+  if (r->writable && !r->file.unlinked()) {
+    std::vector<uint32_t> slots = slots_in(r, first, end);
+    err = write_back_now(r, slots, lock);
+    // Writebacks started by evictions (or other threads) must land too.
+    io_done_.wait(lock, [r] { return r->writes == 0; });
+    if (!err && r->write_error) err = -r->write_error;
+    r->write_error = 0;
+  }
+  if (flags & MS_INVALIDATE) {
+    for (uint32_t s : slots_in(r, first, end)) {
+      const uint8_t st = pages_[s].state;
+      if ((pages_[s].flags & (F_DIRTY | DMP_F_BUSY)) || st == DMP_LOADING || st == DMP_LEAVING) continue;
+      frees_.add(r->alias + page_of_slot(s) * page_size_, page_size_);  // also drops the PTE
+      dmp_remove(&policy_, s);
+      st_.evictions++;
+    }
+    frees_.flush();
+  }
+  const std::string path = r->file.path();
+  const int sync_fd = (flags & MS_SYNC) && r->writable ? r->file.buffered_fd() : -1;
+  lock.unlock();
+  if (err) return fail(-err, "dimmap_msync('%s'): writeback failed: %s", path.c_str(), std::strerror(-err));
+  if (sync_fd >= 0 && fdatasync(sync_fd) != 0)
+    return fail(errno, "dimmap_msync('%s'): fdatasync failed: %s", path.c_str(), std::strerror(errno));
+  return 0;
+}
+
+int UffdEngine::unmap(void* addr, size_t length) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = by_addr_.find(reinterpret_cast<uintptr_t>(addr));
+  if (it == by_addr_.end()) return fail(EINVAL, "dimmap_munmap(%p): not the start of a dimmap mapping", addr);
+  Region* r = it->second;
+  if ((length + page_size_ - 1) / page_size_ != r->npages)
+    return fail(EINVAL, "dimmap_munmap(%p): length %zu does not match the mapping (%zu bytes): unmap it whole", addr,
+                length, r->length);
+  // Let reads and evictions of this mapping finish, then write back what is dirty.
+  io_done_.wait(lock, [r] { return r->loads == 0 && r->writes == 0; });
+  if (r->writable && !r->file.unlinked()) {
+    std::vector<uint32_t> slots = slots_in(r, 0, r->npages);
+    int err = write_back_now(r, slots, lock);
+    io_done_.wait(lock, [r] { return r->loads == 0 && r->writes == 0; });
+    if (!err && r->write_error) err = -r->write_error;
+    r->write_error = 0;
+    if (err)
+      return fail(-err, "dimmap_munmap('%s'): writeback failed (%s); the mapping stays intact", r->file.path().c_str(),
+                  std::strerror(-err));
+  }
+  // From here on accesses fault on a hole (SIGSEGV); threads still waiting are woken.
+  munmap(r->addr, r->length);
+  uffd_wake(uffd_, r->addr, r->length);
+  for (uint32_t s : slots_in(r, 0, r->npages)) {
+    if (pages_[s].state == DMP_LEAVING || pages_[s].state == DMP_LOADING) continue;  // cannot be: waited above
+    dmp_remove(&policy_, s);
+  }
+  by_addr_.erase(it);
+  by_id_.erase(r->id);
+  lock.unlock();
+  munmap(r->alias, r->length);
+  close(r->memfd);  // frees every page of the mapping
+  delete r;
+  return 0;
+}
+
+void UffdEngine::stats(struct dimmap_stats* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  *out = st_;
+  out->hot_promotions = policy_.cnt.hot_promotions;
+  out->resident_pages = dmp_resident(&policy_) + policy_.leaving;
+  uint64_t dirty = 0;
+  for (const dmp_page& p : pages_) dirty += (p.state != DMP_FREE && (p.flags & F_DIRTY));
+  out->dirty_pages = dirty;
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> make_uffd_engine(const dimmap_config& config, int* err) {
+  auto engine = std::make_unique<UffdEngine>(config);
+  if (int rc = engine->start(); rc < 0) {
+    *err = rc;
+    return nullptr;
+  }
+  return engine;
 }
 
 }  // namespace dimmap::detail

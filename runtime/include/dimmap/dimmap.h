@@ -53,6 +53,8 @@ struct dimmap_stats {
 	uint64_t resident_pages;   /* pages holding data now (all queues) */
 	uint64_t dirty_pages;      /* resident pages not yet written back */
 };
+/* The function dimmap_stats() hides the struct tag in C++: use this name there. */
+typedef struct dimmap_stats dimmap_stats_t;
 
 enum dimmap_engine {
 	DIMMAP_ENGINE_UFFD = 0, /* user-space engine on userfaultfd */

@@ -1,0 +1,106 @@
+// backing_file.cpp - validation of mapping requests and private descriptors for engine I/O.
+#include "backing_file.hpp"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "log.hpp"
+
+namespace dimmap::detail {
+namespace {
+
+std::string fd_path(int fd) {
+  char link[64], target[4096];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, target, sizeof target - 1);
+  if (n <= 0) return "fd " + std::to_string(fd);
+  target[n] = '\0';
+  return target;
+}
+
+}  // namespace
+
+BackingFile::~BackingFile() {
+  if (direct_ >= 0) close(direct_);
+  if (buffered_ >= 0) close(buffered_);
+}
+
+int BackingFile::open(int app_fd, size_t length, int prot, int flags, off_t offset, bool want_direct) {
+  const long page = sysconf(_SC_PAGESIZE);
+  if (app_fd < 0) return fail(EBADF, "dimmap_mmap: invalid file descriptor %d", app_fd);
+  path_ = fd_path(app_fd);
+  const char* p = path_.c_str();
+  if (length == 0) return fail(EINVAL, "dimmap_mmap('%s'): length is zero", p);
+  if (offset < 0 || offset % page)
+    return fail(EINVAL, "dimmap_mmap('%s'): offset %lld is not a multiple of the page size %ld", p,
+                static_cast<long long>(offset), page);
+  const int kind = flags & (MAP_SHARED | MAP_PRIVATE);
+  if (kind != MAP_SHARED && kind != MAP_PRIVATE)
+    return fail(EINVAL, "dimmap_mmap('%s'): flags need exactly one of MAP_SHARED and MAP_PRIVATE", p);
+  if (flags & MAP_ANONYMOUS) return fail(EINVAL, "dimmap_mmap: MAP_ANONYMOUS is not supported: dimmap maps files");
+  if (!(prot & (PROT_READ | PROT_WRITE)))
+    return fail(EINVAL, "dimmap_mmap('%s'): prot must allow reading or writing", p);
+  const bool writable = (prot & PROT_WRITE) && kind == MAP_SHARED;
+  if ((prot & PROT_WRITE) && kind == MAP_PRIVATE)
+    return fail(ENOTSUP, "dimmap_mmap('%s'): writable MAP_PRIVATE mappings are not supported; use MAP_SHARED "
+                "or map read-only", p);
+
+  const int acc = fcntl(app_fd, F_GETFL);
+  if (acc < 0) return fail(EBADF, "dimmap_mmap: file descriptor %d is not open", app_fd);
+  if ((acc & O_ACCMODE) == O_WRONLY) return fail(EACCES, "dimmap_mmap('%s'): file is open write-only", p);
+  if (writable && (acc & O_ACCMODE) != O_RDWR)
+    return fail(EACCES, "dimmap_mmap('%s'): a writable shared mapping needs the file opened read-write", p);
+
+  struct stat st;
+  if (fstat(app_fd, &st) != 0) return fail(errno, "dimmap_mmap('%s'): cannot stat: %s", p, std::strerror(errno));
+  if (S_ISBLK(st.st_mode)) {
+    block_device_ = true;
+    if (ioctl(app_fd, BLKGETSIZE64, &size_) != 0)
+      return fail(errno, "dimmap_mmap('%s'): cannot read the device size: %s", p, std::strerror(errno));
+  } else if (S_ISREG(st.st_mode)) {
+    size_ = static_cast<uint64_t>(st.st_size);
+  } else {
+    return fail(ENODEV, "dimmap_mmap('%s'): not a regular file or block device", p);
+  }
+  const uint64_t end = static_cast<uint64_t>(offset) + length;
+  const uint64_t mappable = (size_ + page - 1) / page * page;
+  if (end > mappable)
+    return fail(EINVAL, "dimmap_mmap('%s'): mapping bytes [%lld, %llu) extends past the end of the file (%llu bytes)",
+                p, static_cast<long long>(offset), static_cast<unsigned long long>(end),
+                static_cast<unsigned long long>(size_));
+
+  // Private descriptors: the application may close or seek its own.
+  char self[64];
+  std::snprintf(self, sizeof self, "/proc/self/fd/%d", app_fd);
+  const int mode = writable ? O_RDWR : O_RDONLY;
+  buffered_ = ::open(self, mode | O_CLOEXEC);
+  if (buffered_ < 0) buffered_ = fcntl(app_fd, F_DUPFD_CLOEXEC, 0);  // no /proc: share the description
+  if (buffered_ < 0) return fail(errno, "dimmap_mmap('%s'): cannot reopen: %s", p, std::strerror(errno));
+  if (want_direct) {
+    direct_ = ::open(self, mode | O_CLOEXEC | O_DIRECT);
+    if (direct_ < 0)
+      log(LogLevel::info, "'%s': O_DIRECT unavailable (%s): pages may also sit in the Linux page cache", p,
+          std::strerror(errno));
+  }
+  return 0;
+}
+
+int BackingFile::write_fd_for(uint64_t file_offset, size_t len) const {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (direct_ >= 0 && len % page == 0 && file_offset % page == 0) return direct_;
+  return buffered_;
+}
+
+bool BackingFile::unlinked() const {
+  struct stat st;
+  return !block_device_ && fstat(buffered_, &st) == 0 && st.st_nlink == 0;
+}
+
+}  // namespace dimmap::detail

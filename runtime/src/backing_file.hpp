@@ -1,0 +1,42 @@
+// backing_file.hpp - the file or block device behind a dimmap mapping, opened for the
+// engine's own I/O: O_DIRECT where possible (so pages are not cached twice, once in our
+// buffer and once in the Linux page cache) and buffered for what O_DIRECT cannot do.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace dimmap::detail {
+
+class BackingFile {
+ public:
+  BackingFile() = default;
+  ~BackingFile();
+  BackingFile(const BackingFile&) = delete;
+  BackingFile& operator=(const BackingFile&) = delete;
+
+  // Validates a mapping request against the application's fd (access mode, type, size,
+  // alignment) and opens private descriptors. Returns 0 or -errno with fail() set.
+  int open(int app_fd, size_t length, int prot, int flags, off_t offset, bool want_direct);
+
+  int read_fd() const { return direct_ >= 0 ? direct_ : buffered_; }
+  // O_DIRECT needs whole sectors: the file's last partial page goes through the buffered fd.
+  int write_fd_for(uint64_t file_offset, size_t len) const;
+  int buffered_fd() const { return buffered_; }
+  bool direct() const { return direct_ >= 0; }
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // True once the file has no name left (a scratch file): its dirty pages need no writeback.
+  bool unlinked() const;
+
+ private:
+  int direct_ = -1;
+  int buffered_ = -1;
+  uint64_t size_ = 0;
+  bool block_device_ = false;
+  std::string path_;
+};
+
+}  // namespace dimmap::detail

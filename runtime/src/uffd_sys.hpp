@@ -1,0 +1,62 @@
+// uffd_sys.hpp - thin wrappers over userfaultfd and the memory-management calls the engine
+// uses, with run-time feature detection (Debian's 6.1 headers lack newer constants; the
+// running kernel is usually newer).
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dimmap::detail {
+
+struct UffdFeatures {
+  bool minor_shmem = false;  // UFFDIO_CONTINUE on shmem (5.14+)
+  bool wp_shmem = false;     // write-protect on shmem (5.19+)
+  bool continue_wp = false;  // UFFDIO_CONTINUE_MODE_WP (6.4+)
+  bool poison = false;       // UFFDIO_POISON (6.6+): SIGBUS for failed fills
+  bool thread_id = false;    // faulting thread id in messages
+  bool kernel_faults = true; // false when only user-mode faults are delivered
+};
+
+// Opens a userfaultfd (O_NONBLOCK, O_CLOEXEC) and negotiates the features the engine needs:
+// /dev/userfaultfd first, then the userfaultfd syscall, then the syscall restricted to
+// user-mode faults (works without privileges). Returns the fd or -errno (fail() set).
+int uffd_open(UffdFeatures* features);
+
+// Registers [addr, addr+len) for missing + minor faults, and write-protect if wp.
+int uffd_register(int uffd, void* addr, size_t len, bool wp);
+int uffd_unregister(int uffd, void* addr, size_t len);
+
+// Maps the page-cache pages behind [addr, addr+len); write-protected if wp. Returns 0,
+// -EEXIST if already mapped (another thread won), or -errno.
+int uffd_continue(int uffd, void* addr, size_t len, bool wp);
+int uffd_wake(int uffd, void* addr, size_t len);
+// Sets (wp) or clears write protection; clearing also wakes waiting threads.
+int uffd_writeprotect(int uffd, void* addr, size_t len, bool wp);
+// Installs a poison marker so accesses raise SIGBUS (and wakes waiters).
+int uffd_poison(int uffd, void* addr, size_t len);
+
+// Applies one madvise advice to many ranges with one process_madvise call (one TLB flush
+// on kernels that batch it), falling back to one madvise per range on older kernels.
+// MADV_DONTNEED drops page-table entries (the bulk unmap); MADV_REMOVE frees shmem pages.
+class MadviseBatch {
+ public:
+  explicit MadviseBatch(int advice);
+  ~MadviseBatch();
+  MadviseBatch(const MadviseBatch&) = delete;
+  MadviseBatch& operator=(const MadviseBatch&) = delete;
+  void add(void* addr, size_t len) { iov_.push_back({addr, len}); }
+  size_t size() const { return iov_.size(); }
+  // Returns the number of calls made.
+  int flush();
+
+ private:
+  std::vector<struct iovec> iov_;
+  int advice_;
+  int pidfd_ = -1;
+  bool batched_ = true;  // process_madvise accepts this advice
+};
+
+}  // namespace dimmap::detail

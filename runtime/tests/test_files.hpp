@@ -1,0 +1,59 @@
+// test_files.hpp - scratch files on real disk for runtime tests, with a verifiable pattern.
+#pragma once
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace dimmap::test {
+
+constexpr size_t kPage = 4096;
+
+// Word w of page p as written by "version" v: the tag (page, word) lets any reader check
+// that a word belongs where it was read, whatever version it holds.
+inline uint64_t pattern_word(uint64_t page, uint64_t word, uint64_t version) {
+  return (page << 40) | (word << 24) | (version & 0xffffff);
+}
+inline bool tag_matches(uint64_t value, uint64_t page, uint64_t word) {
+  return (value >> 24) == ((page << 16) | word);
+}
+
+// A file in a directory on disk (not tmpfs: O_DIRECT must work), removed at destruction.
+class TempFile {
+ public:
+  explicit TempFile(size_t pages, const char* name = "dimmap-test") {
+    const char* dir = std::getenv("DIMMAP_TEST_DIR");
+    path_ = std::string(dir && *dir ? dir : "/var/tmp") + "/" + name + "-XXXXXX";
+    fd_ = mkstemp(path_.data());
+    EXPECT_GE(fd_, 0) << path_;
+    std::vector<uint64_t> buf(kPage / 8);
+    for (size_t p = 0; p < pages; ++p) {
+      for (size_t w = 0; w < buf.size(); ++w) buf[w] = pattern_word(p, w, 0);
+      EXPECT_EQ(pwrite(fd_, buf.data(), kPage, static_cast<off_t>(p * kPage)), static_cast<ssize_t>(kPage));
+    }
+    fsync(fd_);
+  }
+  ~TempFile() {
+    if (fd_ >= 0) close(fd_);
+    unlink(path_.c_str());
+  }
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+
+  uint64_t word_on_disk(size_t page, size_t word) const {
+    uint64_t v = 0;
+    EXPECT_EQ(pread(fd_, &v, 8, static_cast<off_t>(page * kPage + word * 8)), 8);
+    return v;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+}  // namespace dimmap::test
