@@ -1,0 +1,140 @@
+// bfs.hpp - HavoqGT-style level-asynchronous BFS.
+//
+// A visitor (vertex, parent, level) is applied to a vertex in two steps, as in HavoqGT:
+// pre_visit atomically lowers the vertex's level (one 64-bit word holds level and parent,
+// so both change together) and, if it did, the visitor is queued; visit, when the visitor
+// is popped, sends a visitor for level + 1 to every neighbour. The visitor queue is a
+// priority queue ordered by level, made of 4 KiB chunks that live in a memory-mapped file;
+// threads always take the lowest-level chunk available, and nobody waits at the end of a
+// level: a thread that runs out of level-L work goes on with level L+1 while others finish
+// L. Visitors that arrive out of order simply lower a level again (label correcting), so
+// the levels at the end are exact BFS distances and every parent is one level up.
+//
+// The algorithmic data are three memory-mapped arrays (visitor queue, BFS progress,
+// vertex cache); the graph is two (vertex data, edge data). Where each lives is the
+// caller's choice (see bfs_files.hpp). The vertex cache is one byte per vertex holding
+// min(level, 254) (255 = unreached): it filters visitors to already-reached vertices
+// without touching the 8-byte progress word, so the hottest random accesses stay in a
+// structure 8x smaller.
+//
+// The engine owns the vertices [first, first + count) of a block partition; visitors to
+// other vertices go to per-destination outboxes (the distributed driver exchanges them).
+#pragma once
+
+#include <graph/csr.hpp>
+#include <graph/types.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace graph {
+
+// Vertices [first, first + count) of this process, and who owns the others.
+struct Partition {
+  uint64_t vertices = 0;  // global
+  uint64_t block = 0;     // vertices per rank (the last rank may have fewer)
+  int ranks = 1;
+  int rank = 0;
+
+  static Partition block_partition(uint64_t vertices, int ranks, int rank);
+  uint64_t first() const { return std::min(vertices, block * static_cast<uint64_t>(rank)); }
+  uint64_t count() const { return std::min(vertices, first() + block) - first(); }
+  int owner(uint64_t v) const { return static_cast<int>(v / block); }
+};
+
+// This process's slice of the CSR: offsets[0] is vertex `first`'s; offsets hold global
+// edge indices and targets[0] is global edge `edge_base`.
+struct LocalGraph {
+  const uint64_t* offsets = nullptr;  // count + 1 entries
+  const vertex_t* targets = nullptr;
+  uint64_t edge_base = 0;
+};
+
+// The three algorithmic arrays, wherever they are mapped.
+struct BfsArrays {
+  uint64_t* progress = nullptr;  // count entries: level << 32 | parent, ~0 = unreached
+  uint8_t* cache = nullptr;      // count entries
+  void* queue = nullptr;         // visitor queue chunks
+  size_t queue_bytes = 0;
+};
+
+// Bytes each array needs for `count` local vertices.
+size_t progress_bytes(uint64_t count);
+size_t cache_bytes(uint64_t count);
+size_t queue_bytes(uint64_t count, int threads);
+
+struct RemoteVisit {
+  vertex_t vertex;  // global id, owned by the destination
+  vertex_t parent;
+  uint32_t level;
+};
+
+struct BfsCounters {
+  uint64_t visits = 0;          // visitors expanded
+  uint64_t stale = 0;           // visitors skipped because a lower level arrived first
+  uint64_t pushes = 0;          // visitors queued locally
+  uint64_t remote = 0;          // visitors sent to other ranks
+  uint64_t overflow = 0;        // visitors handled on a thread stack because the queue file was full
+};
+
+class LevelAsyncBfs {
+ public:
+  LevelAsyncBfs(const Partition& part, const LocalGraph& graph, const BfsArrays& arrays, int threads);
+  ~LevelAsyncBfs();
+
+  // Marks every local vertex unreached (parallel).
+  void reset();
+  // Applies the seeds (visitors for local vertices), then runs until the local queue is
+  // empty. Visitors for remote vertices accumulate in the outboxes.
+  void run(const std::vector<RemoteVisit>& seeds);
+  // Remote visitors gathered since the last call, per destination rank.
+  std::vector<std::vector<RemoteVisit>> take_outboxes();
+
+  // Results for local vertex i (0 <= i < count): level or -1, parent or -1.
+  int64_t level(uint64_t i) const;
+  int64_t parent(uint64_t i) const;
+  const BfsCounters& counters() const { return counters_; }
+  int threads() const { return threads_; }
+
+ private:
+  struct Queue;
+  struct Worker;
+  Partition part_;
+  LocalGraph graph_;
+  BfsArrays arrays_;
+  int threads_;
+  std::unique_ptr<Queue> queue_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  BfsCounters counters_;
+
+  bool pre_visit(uint64_t local, vertex_t parent, uint32_t level);
+  void push(Worker& w, vertex_t vertex, vertex_t parent, uint32_t level);
+  void visit(Worker& w, vertex_t vertex, uint32_t level);
+  void publish(Worker& w);
+  void worker_loop(Worker& w);
+};
+
+// ---- the verifier (bfs_verify.cpp): the five Graph500 checks ----
+
+struct ValidationReport {
+  uint64_t errors = 0;
+  std::string first_error;
+  bool ok() const { return errors == 0; }
+};
+
+// Checks the local vertices [first, first + count) of a search from `root` against global
+// levels and parents (index = global vertex id):
+//  1. the parents form a tree rooted at root (root is its own parent at level 0, no other
+//     vertex has level 0, every other reached vertex has a reached parent);
+//  2. tree edges join vertices whose levels differ by exactly one;
+//  3. every graph edge joins vertices whose levels differ by at most one;
+//  4. the tree spans the component: no edge joins a reached and an unreached vertex;
+//  5. every tree edge (v, parent[v]) is an edge of the graph.
+ValidationReport validate_bfs(const Partition& part, const LocalGraph& graph, const int64_t* levels,
+                              const int64_t* parents, uint64_t root);
+
+}  // namespace graph

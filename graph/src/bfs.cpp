@@ -1,0 +1,310 @@
+// bfs.cpp - the level-asynchronous BFS kernel (its verifier is bfs_verify.cpp).
+#include <graph/bfs.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace graph {
+namespace {
+
+constexpr uint64_t kUnreachedWord = ~uint64_t{0};
+constexpr uint8_t kCacheUnreached = 255;
+constexpr uint8_t kCacheSaturated = 254;  // level >= 254: ask the progress word
+constexpr uint32_t kNoLevel = ~uint32_t{0};
+
+// One 4 KiB page of the visitor queue file: visitors for local vertices, all of one level.
+struct Chunk {
+  static constexpr uint32_t kItems = 1022;
+  uint32_t count;
+  uint32_t level;
+  uint32_t items[kItems];  // local vertex indices
+};
+static_assert(sizeof(Chunk) == 4096, "a chunk is one page");
+
+inline uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+inline uint8_t load(const uint8_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+inline uint32_t level_of(uint64_t word) { return static_cast<uint32_t>(word >> 32); }
+
+}  // namespace
+
+Partition Partition::block_partition(uint64_t vertices, int ranks, int rank) {
+  Partition p;
+  p.vertices = vertices;
+  p.ranks = std::max(ranks, 1);
+  p.rank = rank;
+  p.block = std::max<uint64_t>(1, (vertices + static_cast<uint64_t>(p.ranks) - 1) / static_cast<uint64_t>(p.ranks));
+  return p;
+}
+
+size_t progress_bytes(uint64_t count) { return std::max<uint64_t>(count, 1) * sizeof(uint64_t); }
+size_t cache_bytes(uint64_t count) { return std::max<uint64_t>(count, 1); }
+size_t queue_bytes(uint64_t count, int threads) {
+  // Every vertex queued once, plus partly filled chunks per thread; more is absorbed by
+  // the overflow path, which costs speed, not correctness.
+  const uint64_t chunks = (count + Chunk::kItems - 1) / Chunk::kItems + 8 * static_cast<uint64_t>(threads) + 16;
+  return chunks * sizeof(Chunk);
+}
+
+// The priority queue: chunk storage in the mapped file, bookkeeping (a few bytes per chunk)
+// on the heap under one mutex taken once per chunk, i.e. once per ~1000 visitors.
+struct LevelAsyncBfs::Queue {
+  Chunk* chunks;
+  uint32_t capacity;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<uint32_t> free_list;
+  uint32_t next_unused = 0;
+  std::vector<std::vector<uint32_t>> buckets;  // by level
+  uint32_t min_level = kNoLevel;               // lowest non-empty bucket (under mu)
+  std::atomic<uint32_t> lowest{kNoLevel};      // its lock-free mirror
+  std::atomic<uint64_t> live{0};               // chunks allocated and not yet released
+
+  Queue(void* memory, size_t bytes)
+      : chunks(static_cast<Chunk*>(memory)),
+        capacity(static_cast<uint32_t>(std::min<size_t>(bytes / sizeof(Chunk), kNoLevel - 1))) {}
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu);
+    free_list.clear();
+    next_unused = 0;
+    for (auto& b : buckets) b.clear();
+    min_level = kNoLevel;
+    lowest = kNoLevel;
+    live = 0;
+  }
+  bool allocate(uint32_t& idx) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!free_list.empty()) {
+      idx = free_list.back();
+      free_list.pop_back();
+    } else if (next_unused < capacity) {
+      idx = next_unused++;
+    } else {
+      return false;
+    }
+    live.fetch_add(1);
+    return true;
+  }
+  void publish(uint32_t idx, uint32_t level) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (level >= buckets.size()) buckets.resize(level + 1);
+      buckets[level].push_back(idx);
+      if (level < min_level) min_level = level, lowest = level;
+    }
+    cv.notify_one();
+  }
+  bool pop(uint32_t& idx) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (min_level == kNoLevel) return false;
+    auto& bucket = buckets[min_level];
+    idx = bucket.back();  // LIFO: the newest chunk is the likeliest to be cached
+    bucket.pop_back();
+    while (min_level < buckets.size() && buckets[min_level].empty()) ++min_level;
+    if (min_level >= buckets.size()) min_level = kNoLevel;
+    lowest = min_level;
+    return true;
+  }
+  void release(uint32_t idx) {
+    bool idle;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      free_list.push_back(idx);
+      idle = live.fetch_sub(1) == 1;
+    }
+    if (idle) cv.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::milliseconds(1), [&] { return min_level != kNoLevel || live.load() == 0; });
+  }
+};
+
+struct LevelAsyncBfs::Worker {
+  bool has_out = false;
+  uint32_t out = 0;  // chunk being filled
+  std::vector<RemoteVisit> overflow;
+  std::vector<std::vector<RemoteVisit>> outboxes;
+  BfsCounters counters;
+};
+
+LevelAsyncBfs::LevelAsyncBfs(const Partition& part, const LocalGraph& graph, const BfsArrays& arrays, int threads)
+    : part_(part), graph_(graph), arrays_(arrays), threads_(std::max(threads, 1)) {
+  if (arrays.queue_bytes < 4 * sizeof(Chunk)) throw GraphError("visitor queue file too small");
+  queue_ = std::make_unique<Queue>(arrays.queue, arrays.queue_bytes);
+  for (int t = 0; t < threads_; ++t) {
+    workers_.push_back(std::make_unique<Worker>());
+    workers_.back()->outboxes.resize(static_cast<size_t>(part.ranks));
+  }
+}
+
+LevelAsyncBfs::~LevelAsyncBfs() = default;
+
+void LevelAsyncBfs::reset() {
+  const uint64_t n = part_.count();
+  const uint64_t block = 1 << 16;
+#pragma omp parallel for schedule(dynamic) num_threads(threads_)
+  for (uint64_t b = 0; b < n; b += block) {
+    const uint64_t len = std::min(block, n - b);
+    std::memset(arrays_.progress + b, 0xff, len * sizeof(uint64_t));
+    std::memset(arrays_.cache + b, kCacheUnreached, len);
+  }
+  queue_->clear();
+  counters_ = {};
+  for (auto& w : workers_) {
+    w->counters = {};
+    w->overflow.clear();
+    for (auto& box : w->outboxes) box.clear();
+  }
+}
+
+// pre_visit: lower the vertex's level to `level` with `parent`; true if this visitor won.
+bool LevelAsyncBfs::pre_visit(uint64_t local, vertex_t parent, uint32_t level) {
+  const uint8_t cached = load(arrays_.cache + local);
+  if (cached < kCacheSaturated && cached <= level) return false;  // the cache never understates a level
+  uint64_t* word = arrays_.progress + local;
+  uint64_t current = load(word);
+  const uint64_t wanted = (static_cast<uint64_t>(level) << 32) | parent;
+  while (level < level_of(current)) {
+    if (__atomic_compare_exchange_n(word, &current, wanted, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      __atomic_store_n(arrays_.cache + local, static_cast<uint8_t>(std::min<uint32_t>(level, kCacheSaturated)),
+                       __ATOMIC_RELAXED);
+      return true;
+    }
+  }
+  return false;
+}
+
+void LevelAsyncBfs::publish(Worker& w) {
+  queue_->publish(w.out, queue_->chunks[w.out].level);
+  w.has_out = false;
+}
+
+void LevelAsyncBfs::push(Worker& w, vertex_t vertex, vertex_t parent, uint32_t level) {
+  ++w.counters.pushes;
+  if (w.has_out) {
+    const Chunk& c = queue_->chunks[w.out];
+    if (c.level != level || c.count == Chunk::kItems) publish(w);
+  }
+  if (!w.has_out) {
+    if (!queue_->allocate(w.out)) {
+      ++w.counters.overflow;
+      w.overflow.push_back({vertex, parent, level});
+      return;
+    }
+    w.has_out = true;
+    Chunk& c = queue_->chunks[w.out];
+    c.count = 0;
+    c.level = level;
+  }
+  Chunk& c = queue_->chunks[w.out];
+  c.items[c.count++] = vertex;
+}
+
+// visit: expand a vertex whose level is still `level` (otherwise a better visitor exists).
+void LevelAsyncBfs::visit(Worker& w, vertex_t local, uint32_t level) {
+  if (level_of(load(arrays_.progress + local)) != level) {
+    ++w.counters.stale;
+    return;
+  }
+  ++w.counters.visits;
+  const uint64_t first = part_.first(), count = part_.count();
+  const vertex_t self = static_cast<vertex_t>(first + local);
+  const vertex_t* t = graph_.targets - graph_.edge_base;
+  const uint64_t end = graph_.offsets[local + 1];
+  for (uint64_t e = graph_.offsets[local]; e < end; ++e) {
+    const uint64_t target = t[e];
+    const uint64_t target_local = target - first;  // wraps around for vertices below first
+    if (target_local < count) {
+      if (pre_visit(target_local, self, level + 1)) push(w, static_cast<vertex_t>(target_local), self, level + 1);
+    } else {
+      ++w.counters.remote;
+      w.outboxes[static_cast<size_t>(part_.owner(target))].push_back({static_cast<vertex_t>(target), self, level + 1});
+    }
+  }
+}
+
+void LevelAsyncBfs::worker_loop(Worker& w) {
+  Queue& q = *queue_;
+  for (;;) {
+    while (!w.overflow.empty()) {  // visitors that found the queue file full
+      const RemoteVisit v = w.overflow.back();
+      w.overflow.pop_back();
+      visit(w, v.vertex, v.level);
+    }
+    uint32_t idx;
+    if (q.pop(idx)) {
+      const Chunk& c = q.chunks[idx];
+      for (uint32_t i = 0; i < c.count; ++i) visit(w, c.items[i], c.level);
+      while (!w.overflow.empty()) {
+        const RemoteVisit v = w.overflow.back();
+        w.overflow.pop_back();
+        visit(w, v.vertex, v.level);
+      }
+      q.release(idx);
+      // Share the partial chunk as soon as it is the lowest level anyone could work on.
+      if (w.has_out && q.chunks[w.out].level < q.lowest.load(std::memory_order_relaxed)) publish(w);
+      continue;
+    }
+    if (w.has_out) {
+      if (q.chunks[w.out].count > 0) {
+        publish(w);
+      } else {
+        q.release(w.out);
+        w.has_out = false;
+      }
+      continue;
+    }
+    if (q.live.load() == 0) break;
+    q.wait();
+  }
+}
+
+void LevelAsyncBfs::run(const std::vector<RemoteVisit>& seeds) {
+  const uint64_t first = part_.first();
+#pragma omp parallel num_threads(threads_)
+  {
+    Worker& w = *workers_[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(static)
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      const uint64_t local = seeds[i].vertex - first;
+      if (pre_visit(local, seeds[i].parent, seeds[i].level))
+        push(w, static_cast<vertex_t>(local), seeds[i].parent, seeds[i].level);
+    }
+    worker_loop(w);
+  }
+  BfsCounters total{};
+  for (auto& w : workers_) {
+    total.visits += w->counters.visits;
+    total.stale += w->counters.stale;
+    total.pushes += w->counters.pushes;
+    total.remote += w->counters.remote;
+    total.overflow += w->counters.overflow;
+  }
+  counters_ = total;
+}
+
+std::vector<std::vector<RemoteVisit>> LevelAsyncBfs::take_outboxes() {
+  std::vector<std::vector<RemoteVisit>> merged(static_cast<size_t>(part_.ranks));
+  for (auto& w : workers_)
+    for (size_t r = 0; r < merged.size(); ++r) {
+      merged[r].insert(merged[r].end(), w->outboxes[r].begin(), w->outboxes[r].end());
+      w->outboxes[r].clear();
+    }
+  return merged;
+}
+
+int64_t LevelAsyncBfs::level(uint64_t i) const {
+  const uint64_t word = arrays_.progress[i];
+  return word == kUnreachedWord ? kUnreached : static_cast<int64_t>(level_of(word));
+}
+
+int64_t LevelAsyncBfs::parent(uint64_t i) const {
+  const uint64_t word = arrays_.progress[i];
+  return word == kUnreachedWord ? kUnreached : static_cast<int64_t>(word & 0xffffffffULL);
+}
+
+}  // namespace graph

@@ -1,0 +1,137 @@
+// bfs_files.cpp - presets and overrides -> placements -> five mapped regions.
+#include <graph/bfs_files.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace graph {
+namespace {
+
+std::string with_rank(std::string dir, int rank) {
+  for (size_t at; (at = dir.find("%r")) != std::string::npos;) dir.replace(at, 2, std::to_string(rank));
+  return dir;
+}
+
+void pread_all(const std::string& path, void* out, uint64_t bytes, uint64_t offset) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw GraphError("cannot open '" + path + "': " + std::strerror(errno));
+  uint64_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pread(fd, static_cast<char*>(out) + done, bytes - done, static_cast<off_t>(offset + done));
+    if (n <= 0) {
+      ::close(fd);
+      throw GraphError("cannot read '" + path + "'" + (n < 0 ? std::string(": ") + std::strerror(errno) : ""));
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+const char* to_string(BfsFile file) {
+  switch (file) {
+    case BfsFile::queue: return "queue";
+    case BfsFile::progress: return "progress";
+    case BfsFile::cache: return "cache";
+    case BfsFile::vertex: return "vertex";
+    case BfsFile::edge: return "edge";
+  }
+  return "?";
+}
+
+BfsPlacements resolve_placements(const BfsPlacementChoice& choice, dimmap::PlacementFlags& flags, int rank) {
+  bool graph_on_storage, algo_on_storage;
+  if (choice.preset == "in-memory" || choice.preset == "memory") {
+    graph_on_storage = algo_on_storage = false;
+  } else if (choice.preset == "semi-external") {
+    graph_on_storage = true, algo_on_storage = false;
+  } else if (choice.preset == "full-external") {
+    graph_on_storage = algo_on_storage = true;
+  } else {
+    throw GraphError("unknown --placement '" + choice.preset + "' (expected in-memory, semi-external or full-external)");
+  }
+  flags.storage = with_rank(flags.storage, rank);
+  flags.memory_dir = with_rank(flags.memory_dir, rank);
+  BfsPlacements out;
+  for (BfsFile f : kBfsFiles) {
+    const bool is_graph = f == BfsFile::vertex || f == BfsFile::edge;
+    std::string where = choice.overrides[static_cast<size_t>(f)];
+    if (where.empty()) where = (is_graph ? graph_on_storage : algo_on_storage) ? "storage" : "memory";
+    dimmap::Placement p;
+    if (where == "memory") {
+      p = flags.memory_placement();
+    } else if (where == "storage") {
+      p = flags.storage_placement();
+    } else if (where == "mmap") {
+      p = dimmap::Placement::mmap(flags.storage);
+      p.dontneed_interval_s = flags.dontneed_interval;
+    } else if (where == "dimmap") {
+      p = dimmap::Placement::dimmap(flags.storage, flags.shared_buffer());
+    } else {
+      throw GraphError(std::string("unknown placement '") + where + "' for the " + to_string(f) +
+                       " file (expected memory, storage, mmap or dimmap)");
+    }
+    // Graph files are read at random: Linux readahead would only waste the budget. The
+    // madvise helper is only safe on read-only data (the papers used it on the graph only).
+    if (p.backend == dimmap::Backend::mmap) {
+      p.advise_random = true;
+      if (!is_graph) p.dontneed_interval_s = 0;
+    }
+    out.file[static_cast<size_t>(f)] = p;
+  }
+  return out;
+}
+
+std::string BfsPlacements::describe() const {
+  std::string text;
+  for (BfsFile f : kBfsFiles) {
+    if (!text.empty()) text += ' ';
+    text += std::string(to_string(f)) + "=" + (*this)[f].describe();
+  }
+  return text;
+}
+
+const void* BfsFiles::open_slice(BfsFile f, const dimmap::Placement& where, const std::string& path, uint64_t begin,
+                                 uint64_t bytes, uint64_t file_bytes) {
+  auto& r = regions_[static_cast<size_t>(f)];
+  if (bytes == 0) {  // an edgeless slice: nothing to map, but keep a valid pointer
+    r.emplace(dimmap::Region::scratch(dimmap::Placement::anonymous(), 4096, to_string(f)));
+    return r->data();
+  }
+  if (where.backend == dimmap::Backend::memory && bytes < file_bytes) {
+    // Only this rank's slice is copied into memory.
+    r.emplace(dimmap::Region::scratch(where, bytes, to_string(f)));
+    pread_all(path, r->data(), bytes, begin);
+    return r->data();
+  }
+  r.emplace(dimmap::Region::open(where, path, dimmap::Access::read_only));
+  return static_cast<const char*>(r->data()) + begin;
+}
+
+BfsFiles::BfsFiles(const std::string& dir, const CsrInfo& info, const Partition& part, const BfsPlacements& where,
+                   int threads) {
+  const uint64_t first = part.first(), count = part.count();
+  graph_.offsets = static_cast<const uint64_t*>(open_slice(BfsFile::vertex, where[BfsFile::vertex], vertex_file(dir),
+                                                           first * 8, (count + 1) * 8, (info.vertices + 1) * 8));
+  const uint64_t edge_begin = graph_.offsets[0], edge_end = graph_.offsets[count];
+  graph_.edge_base = edge_begin;
+  graph_.targets = static_cast<const vertex_t*>(open_slice(BfsFile::edge, where[BfsFile::edge], edge_file(dir),
+                                                           edge_begin * sizeof(vertex_t),
+                                                           (edge_end - edge_begin) * sizeof(vertex_t),
+                                                           info.edges * sizeof(vertex_t)));
+  auto scratch = [&](BfsFile f, size_t bytes) -> void* {
+    auto& r = regions_[static_cast<size_t>(f)];
+    r.emplace(dimmap::Region::scratch(where[f], bytes, std::string("bfs-") + to_string(f)));
+    return r->data();
+  };
+  arrays_.progress = static_cast<uint64_t*>(scratch(BfsFile::progress, progress_bytes(count)));
+  arrays_.cache = static_cast<uint8_t*>(scratch(BfsFile::cache, cache_bytes(count)));
+  arrays_.queue_bytes = queue_bytes(count, threads);
+  arrays_.queue = scratch(BfsFile::queue, arrays_.queue_bytes);
+}
+
+}  // namespace graph

@@ -1,0 +1,69 @@
+// test_util.hpp - helpers for the graph tests: temporary directories on real disk, edge
+// files, and the independent reference (Boost.Graph breadth_first_search).
+#pragma once
+
+#include <graph/csr.hpp>
+#include <graph/edge_io.hpp>
+#include <graph/types.hpp>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/visitors.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace graph::test {
+
+// A fresh directory under the build tree (real disk, not tmpfs), removed at scope exit.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name) {
+    const char* base = std::getenv("GRAPH_TEST_TMP");
+    std::filesystem::path root = base ? base : std::filesystem::current_path();
+    path_ = root / ("graph-test-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string str() const { return path_.string(); }
+  std::string operator/(const std::string& leaf) const { return (path_ / leaf).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void write_edges(const std::string& path, const std::vector<Edge>& edges, EdgeFormat format = EdgeFormat::bin) {
+  auto w = create_edge_writer(path, format);
+  w->write(edges.data(), edges.size());
+  w->commit();
+}
+
+// BFS levels by Boost.Graph on an adjacency list built straight from the edge list (not
+// from our CSR), -1 for unreached vertices.
+inline std::vector<int64_t> boost_levels(const std::vector<Edge>& edges, uint64_t vertices, uint64_t root) {
+  using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+  G g(vertices);
+  for (const Edge& e : edges) boost::add_edge(static_cast<size_t>(e.u), static_cast<size_t>(e.v), g);
+  std::vector<int64_t> dist(vertices, -1);
+  std::vector<size_t> d(vertices, 0);
+  std::vector<boost::default_color_type> color(vertices);
+  boost::breadth_first_search(
+      g, boost::vertex(static_cast<size_t>(root), g),
+      boost::visitor(boost::make_bfs_visitor(boost::record_distances(d.data(), boost::on_tree_edge())))
+          .color_map(boost::make_iterator_property_map(color.data(), boost::get(boost::vertex_index, g))));
+  for (size_t v = 0; v < vertices; ++v)
+    if (color[v] != boost::white_color) dist[v] = static_cast<int64_t>(d[v]);
+  return dist;
+}
+
+inline std::vector<Edge> read_all_edges(const std::string& path, EdgeFormat format) {
+  auto r = open_edge_reader(path, format);
+  std::vector<Edge> all, buf(1 << 16);
+  for (size_t n; (n = r->read(buf.data(), buf.size())) > 0;) all.insert(all.end(), buf.begin(), buf.begin() + static_cast<long>(n));
+  return all;
+}
+
+}  // namespace graph::test
