@@ -47,6 +47,7 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
   cfg->evict_batch = 64;
   cfg->io_depth = 128;
   cfg->direct_io = 1;
+  cfg->spin_us = 50;
   cfg->engine = DIMMAP_ENGINE_UFFD;
 
   if (const char* v = std::getenv("DIMMAP_BUFFER"); v && *v) {
@@ -62,6 +63,7 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
   if ((rc = env_double("DIMMAP_EVICT_FRACTION", &cfg->evict_fraction)) < 0) return rc;
   if ((rc = env_unsigned("DIMMAP_EVICT_BATCH", &cfg->evict_batch)) < 0) return rc;
   if ((rc = env_unsigned("DIMMAP_IO_DEPTH", &cfg->io_depth)) < 0) return rc;
+  if ((rc = env_unsigned("DIMMAP_SPIN_US", &cfg->spin_us)) < 0) return rc;
   unsigned direct = 1;
   if ((rc = env_unsigned("DIMMAP_DIRECT_IO", &direct)) < 0) return rc;
   cfg->direct_io = direct != 0;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -108,7 +109,7 @@ class UffdEngine final : public Engine {
  private:
   // ---- fault server (runs with mu_ held) ----
   void serve();
-  void drain_faults();
+  size_t drain_faults();
   void handle_fault(const struct uffd_msg& msg);
   void handle_write_protect_fault(Region* r, size_t page, char* addr);
   void start_fill(Region* r, size_t page, bool write, uint32_t tid);
@@ -120,7 +121,8 @@ class UffdEngine final : public Engine {
   void flush_zaps();
   void evict();
   void start_pending();
-  void release_slot(uint32_t slot);
+  void release_slot(uint32_t slot, bool alias_mapped);
+  void flush_frees();
 
   // ---- helpers ----
   Region* region_by_addr(uintptr_t a) const;
@@ -223,21 +225,28 @@ void UffdEngine::wake_server() {
 // ---------------------------------------------------------------------------------------
 // the fault server
 
+// While faults keep coming the server polls without sleeping (for up to spin_us after the
+// last event): waking a sleeping server costs more than a fault on a virtual machine.
 void UffdEngine::serve() {
   struct pollfd fds[3] = {{uffd_, POLLIN, 0}, {io_->event_fd(), POLLIN, 0}, {ctl_fd_, POLLIN, 0}};
   std::vector<IoDone> done(256);
+  const auto spin = std::chrono::microseconds(cfg_.spin_us);
+  auto last_event = std::chrono::steady_clock::now() - spin;
   for (;;) {
-    if (poll(fds, 3, -1) < 0 && errno != EINTR) {
-      log(LogLevel::error, "fault server: poll failed: %s", std::strerror(errno));
-      continue;
+    if (std::chrono::steady_clock::now() - last_event >= spin) {
+      if (poll(fds, 3, -1) < 0 && errno != EINTR) {
+        log(LogLevel::error, "fault server: poll failed: %s", std::strerror(errno));
+        continue;
+      }
     }
     std::unique_lock<std::mutex> lock(mu_);
     if (stop_) return;
     uint64_t v;
     while (read(ctl_fd_, &v, sizeof v) > 0) {
     }
-    drain_faults();
+    size_t events = drain_faults();
     for (size_t n; (n = io_->reap(done.data(), done.size())) > 0;) {
+      events += n;
       for (size_t i = 0; i < n; ++i) {
         if (done[i].tag & kWriteTag)
           finish_write(done[i].tag & ~kWriteTag, done[i].result);
@@ -245,6 +254,7 @@ void UffdEngine::serve() {
           finish_read(static_cast<uint32_t>(done[i].tag), done[i].result);
       }
     }
+    if (events) last_event = std::chrono::steady_clock::now();
     evict();
     start_pending();
     lock.unlock();
@@ -252,16 +262,17 @@ void UffdEngine::serve() {
   }
 }
 
-void UffdEngine::drain_faults() {
+size_t UffdEngine::drain_faults() {
   struct uffd_msg msgs[64];
+  size_t total = 0;
   for (;;) {
     ssize_t n = read(uffd_, msgs, sizeof msgs);
     if (n <= 0) {
       if (n < 0 && errno != EAGAIN && errno != EINTR)
         log(LogLevel::error, "reading the userfaultfd failed: %s", std::strerror(errno));
-      return;
+      return total;
     }
-    for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof msgs[0]); ++i)
+    for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof msgs[0]); ++i, ++total)
       if (msgs[i].event == UFFD_EVENT_PAGEFAULT) handle_fault(msgs[i]);
   }
 }
@@ -408,7 +419,12 @@ void UffdEngine::flush_zaps() {
     // Skip pages recovered, freed or reused since they were demoted.
     if (pages_[s].key != key || pages_[s].state != DMP_EVICT || !(pages_[s].flags & F_ZAP)) continue;
     pages_[s].flags &= ~(F_ZAP | F_WRITABLE);
-    zaps_.add(app_addr(s), page_size_);
+    Region* r = region_of_slot(s);
+    const size_t off = page_of_slot(s) * page_size_;
+    zaps_.add(r->addr + off, page_size_);
+    // The alias PTE goes in the same flush: freeing the page later then finds no PTE left
+    // and needs no TLB shootdown of its own.
+    zaps_.add(r->alias + off, page_size_);
   }
   zap_list_.clear();
   if (zaps_.size() == 0) return;
@@ -434,19 +450,27 @@ void UffdEngine::evict() {
       if ((pages_[s].flags & F_DIRTY) && !r->file.unlinked())
         dirty.push_back(s);
       else
-        release_slot(s);
+        release_slot(s, false);
     }
-    if (frees_.size()) frees_.flush();
+    flush_frees();
     if (!dirty.empty()) submit_writes(dirty, true);
   }
 }
 
-// A leaving page is clean (or its file is gone): free its memory and its slot.
-void UffdEngine::release_slot(uint32_t s) {
+// A leaving page is clean (or written back, or its file is gone): free its memory and its
+// slot. Writing it back through the alias may have mapped the alias page again: drop that
+// PTE in the batched unmap before the free (see flush_frees).
+void UffdEngine::release_slot(uint32_t s, bool alias_mapped) {
   Region* r = region_of_slot(s);
+  if (alias_mapped) zaps_.add(r->alias + page_of_slot(s) * page_size_, page_size_);
   frees_.add(r->alias + page_of_slot(s) * page_size_, page_size_);
   dmp_release(&policy_, s);
   st_.evictions++;
+}
+
+void UffdEngine::flush_frees() {
+  if (zaps_.size()) zaps_.flush();
+  if (frees_.size()) frees_.flush();
 }
 
 size_t UffdEngine::io_len(const Region* r, size_t first_page, size_t npages) const {
@@ -509,7 +533,7 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
     if (!ok) pages_[s].flags |= F_DIRTY;
     if (!job.eviction) continue;
     if (ok && !(pages_[s].flags & F_WANTED)) {
-      release_slot(s);
+      release_slot(s, true);
       continue;
     }
     // Faulted while leaving, or not written: back into the buffer (data kept).
@@ -518,7 +542,7 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
     demote(dmp_recover(&policy_, s));
     if (wanted) map_page(r, s, false);
   }
-  if (frees_.size()) frees_.flush();
+  flush_frees();
   io_done_.notify_all();
 }
 

@@ -16,6 +16,7 @@
  *   DIMMAP_ENGINE        uffd (user space) or kmod (dimmap.ko) (default uffd)
  *   DIMMAP_IO_DEPTH      reads and writes in flight per buffer  (default 128)
  *   DIMMAP_DIRECT_IO     1 = O_DIRECT on the backing file       (default 1)
+ *   DIMMAP_SPIN_US       fault server busy-polls this long before sleeping (default 50)
  *   DIMMAP_PERMA         NVRAM latency model: lcurr|lnxt1|lnxt2|lnxt3|sim-opt or D,R,P,E,C
  *   DIMMAP_LOG           error|warn|info|debug                 (default warn)
  */
@@ -68,6 +69,7 @@ struct dimmap_config {
 	unsigned evict_batch;    /* pages per bulk eviction (one unmap call, one TLB flush) */
 	unsigned io_depth;       /* maximum reads + writes in flight */
 	int direct_io;           /* open the backing file with O_DIRECT when possible */
+	unsigned spin_us;        /* fault server polls this long before sleeping (0 = never spin) */
 	enum dimmap_engine engine;
 	char perma[64];          /* latency model: preset name or "D,R,P,E,C"; "" = none */
 };

@@ -1,0 +1,61 @@
+// dimmap-run - run an unmodified program with its big heap allocations on a placement.
+//
+//   dimmap-run [--placement=mmap|dimmap|memory|hpmmap] [--dir=DIR] [--buffer=SIZE]
+//              [--min-alloc=SIZE] [--huge-pages=auto|hugetlb|thp|small] [--reserve-huge-pages]
+//              [--stats] -- CMD ARGS...
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "launcher.hpp"
+
+int main(int argc, char** argv) {
+  using dimmap::preload::LaunchOptions;
+  LaunchOptions opt;
+  CLI::App app{
+      "Runs CMD with every heap allocation of at least --min-alloc bytes (malloc, calloc, realloc,\n"
+      "posix_memalign, aligned_alloc, memalign, valloc, C++ new) on a placement, through\n"
+      "libdimmap-preload.so; smaller ones stay on the normal heap. Placements:\n"
+      "  mmap    an unlinked file in DIR, mapped by Linux (page cache)\n"
+      "  dimmap  an unlinked file in DIR, cached by a DI-MMAP buffer of --buffer bytes\n"
+      "  memory  anonymous memory, or an unlinked file in DIR if DIR (tmpfs) is given\n"
+      "  hpmmap  an HPMMAP arena of --buffer bytes: 2 MiB pages, populated and locked when CMD\n"
+      "          starts, so its accesses take no page faults\n"
+      "Exit status: CMD's, 128+N if signal N killed it, 127/126 if it cannot run, 2 for bad options.",
+      "dimmap-run"};
+  app.prefix_command();
+  app.add_option("--placement", opt.placement, "mmap, dimmap, memory or hpmmap")->capture_default_str();
+  app.add_option("--dir", opt.dir,
+                 "Directory for the backing files (default: current directory for mmap/dimmap, "
+                 "anonymous memory for memory)");
+  app.add_option("--buffer", opt.buffer,
+                 "DRAM of the placement: DI-MMAP buffer (dimmap) or arena size (hpmmap); "
+                 "default DIMMAP_BUFFER or 256M");
+  app.add_option("--min-alloc", opt.min_alloc, "Smallest allocation that leaves the normal heap")
+      ->capture_default_str();
+  app.add_option("--huge-pages", opt.huge_pages, "hpmmap: auto, hugetlb, thp or small")->capture_default_str();
+  app.add_flag("--reserve-huge-pages", opt.reserve_huge_pages,
+               "hpmmap: let the hugetlb pool grow by the arena's pages for this run (root)");
+  app.add_flag("--stats", opt.stats,
+               "Print the command's time, faults and peak memory, and each process's placement statistics");
+  app.footer("Example: dimmap-run --placement=dimmap --dir=/data --buffer=1G -- ./bfs graph.bin");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  opt.command = app.remaining();
+  if (!opt.command.empty() && opt.command.front() == "--") opt.command.erase(opt.command.begin());
+
+  try {
+    const dimmap::preload::LaunchPlan plan = dimmap::preload::plan_launch(opt);
+    dimmap::preload::apply_environment(plan, dimmap::preload::find_preload_library());
+    return dimmap::preload::run_command(plan);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dimmap-run: %s\n", e.what());
+    return 2;
+  }
+}
