@@ -10,13 +10,15 @@ ValidationReport validate_bfs(const Partition& part, const LocalGraph& graph, co
                               const int64_t* parents, uint64_t root) {
   ValidationReport report;
   auto fail = [&](const std::string& what) {
+    const size_t at = what.rfind("check ", 0) == 0 ? static_cast<size_t>(what[6] - '0') : 0;
+    ++report.by_check[at];
     if (report.errors++ == 0) report.first_error = what;
   };
   const uint64_t first = part.first(), count = part.count(), n = part.vertices;
   const vertex_t* targets = graph.targets - graph.edge_base;
   const bool own_root = root >= first && root < first + count;
   if (root >= n) {
-    fail("root " + std::to_string(root) + " is not a vertex");
+    fail("check 1: root " + std::to_string(root) + " is not a vertex");
     return report;
   }
   if (own_root && (levels[root] != 0 || parents[root] != static_cast<int64_t>(root)))

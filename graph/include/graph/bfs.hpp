@@ -122,6 +122,7 @@ class LevelAsyncBfs {
 
 struct ValidationReport {
   uint64_t errors = 0;
+  uint64_t by_check[6] = {0, 0, 0, 0, 0, 0};  // [k]: violations of check k (0: inconsistent level/parent)
   std::string first_error;
   bool ok() const { return errors == 0; }
 };
