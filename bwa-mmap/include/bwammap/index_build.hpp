@@ -1,0 +1,41 @@
+// index_build.hpp - `bwa-mmap index`: bwa's index construction with its arrays on a placement.
+#pragma once
+
+#include <bwammap/index_check.hpp>
+#include <bwammap/placed_alloc.hpp>
+#include <bwammap/placement_plan.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace bwammap {
+
+struct IndexOptions {
+  std::string fasta;
+  std::string prefix;               // "" = the FASTA path (as bwa index)
+  std::string algorithm = "auto";   // auto, bwtsw, is or rb2 (bwa index -a)
+  int block_size = 10000000;        // bwa index -b, for bwtsw
+  bool is_64 = false;               // bwa index -6: name the files <prefix>.64.*
+  uint64_t min_alloc = 1 << 20;     // libbwa allocations at least this big go to the placement
+};
+
+struct IndexReport {
+  IndexLayout layout;
+  std::string prefix;
+  std::string placement;
+  double wall_seconds = 0;
+  double cpu_seconds = 0;
+  uint64_t peak_rss = 0;
+  PlacedHeapStats heap;
+};
+
+// Checks the FASTA, builds the index under temporary names with libbwa's bwa_idx_build()
+// while large allocations go to plan.for_index(), verifies the result with check_index(),
+// then renames the five files into place (.sa last). Throws dimmap::Error; on any failure
+// (or a fatal error inside libbwa, which exits) no file with the final names is written.
+IndexReport build_index(const IndexOptions& options, PlacementPlan& plan);
+
+// bwa index -a names -> libbwa's BWTALGO_* codes; throws dimmap::Error for others.
+int algorithm_code(const std::string& name);
+
+}  // namespace bwammap

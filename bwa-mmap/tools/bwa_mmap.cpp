@@ -1,0 +1,115 @@
+// bwa-mmap - `bwa index` and `bwa mem` with the big arrays on a memory-mapped placement.
+//
+//   bwa-mmap index [placement flags] [-a bwtsw|is|rb2] [-p prefix] [-b size] [-6] ref.fa
+//   bwa-mmap mem   [placement flags] [bwa mem options] idxbase r1.fq [r2.fq]
+//
+// Only argument parsing lives here; the drivers are in libbwammap (src/).
+#include <bwammap/index_build.hpp>
+#include <bwammap/mem_align.hpp>
+#include <bwammap/mem_options.hpp>
+#include <bwammap/placement_plan.hpp>
+#include <bwammap/run_stats.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+std::string join_args(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
+  return s;
+}
+
+void print_buffer_stats(const char* who, const bwammap::PlacementPlan& plan) {
+  if (auto buffer = plan.buffer())
+    std::fprintf(stderr, "[bwa-mmap %s] DI-MMAP buffer %s: %s\n", who,
+                 dimmap::format_size(buffer->config().buffer_bytes).c_str(), bwammap::describe(buffer->stats()).c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bwa-mmap: bwa index and bwa mem (Debian's libbwa 0.7.17) with the index arrays on a\n"
+               "placement: memory, mmap (Linux page cache) or dimmap (DI-MMAP buffer).\n"
+               "Output is byte-identical to `bwa index` and, except the @PG line, to `bwa mem`."};
+  app.set_help_flag("--help", "Print this help and exit");
+  app.require_subcommand(1);
+
+  // ---- index ----
+  CLI::App* index_cmd = app.add_subcommand("index", "Build .amb .ann .bwt .pac .sa from a FASTA file");
+  index_cmd->set_help_flag("--help", "Print this help and exit");
+  bwammap::PlacementPlan index_plan;
+  bwammap::IndexOptions index_opts;
+  std::string block_size = "10000000";
+  std::string min_alloc = "1M";
+  index_cmd->add_option("-a", index_opts.algorithm, "BWT construction algorithm: bwtsw, is or rb2 [auto: is below 50M bases]")
+      ->check(CLI::IsMember({"auto", "bwtsw", "is", "rb2"}))
+      ->group("bwa index options");
+  index_cmd->add_option("-p", index_opts.prefix, "prefix of the index [same as FASTA name]")->group("bwa index options");
+  index_cmd->add_option("-b", block_size, "block size for the bwtsw algorithm (K/M/G suffixes ok) [10000000]")
+      ->group("bwa index options");
+  index_cmd->add_flag("-6", index_opts.is_64, "index files named as <in.fasta>.64.* instead of <in.fasta>.*")
+      ->group("bwa index options");
+  index_cmd->add_option("--min-alloc", min_alloc, "libbwa allocations at least this big go to the placement")
+      ->capture_default_str()
+      ->group("Placement");
+  index_cmd->add_option("fasta", index_opts.fasta, "reference FASTA (gz ok)")->required();
+  index_plan.add_to(*index_cmd);
+
+  // ---- mem ----
+  CLI::App* mem_cmd = app.add_subcommand("mem", "Align reads with BWA-MEM on a zero-copy mapped index");
+  mem_cmd->set_help_flag("--help", "Print this help and exit");
+  bwammap::PlacementPlan mem_plan;
+  bwammap::MemCli mem_cli;
+  mem_cli.add_to(*mem_cmd);
+  mem_plan.add_to(*mem_cmd);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    if (*index_cmd) {
+      const uint64_t block = dimmap::parse_size(block_size, "-b");
+      if (block == 0 || block > 0x7fffffff) throw dimmap::Error("-b: block size must be between 1 and 2G-1");
+      index_opts.block_size = static_cast<int>(block);
+      index_opts.min_alloc = dimmap::parse_size(min_alloc, "--min-alloc");
+      const bwammap::IndexReport r = bwammap::build_index(index_opts, index_plan);
+      std::fprintf(stderr,
+                   "[bwa-mmap index] %s.{amb,ann,bwt,pac,sa}: %lld bases in %d sequences; %.2f s wall, %.2f s CPU, "
+                   "peak RSS %s\n",
+                   r.prefix.c_str(), static_cast<long long>(r.layout.l_pac), r.layout.n_seqs, r.wall_seconds,
+                   r.cpu_seconds, dimmap::format_size(r.peak_rss).c_str());
+      std::fprintf(stderr, "[bwa-mmap index] %llu arrays (%s in all, at most %s at once) placed on %s\n",
+                   static_cast<unsigned long long>(r.heap.placed_allocations),
+                   dimmap::format_size(r.heap.placed_bytes).c_str(),
+                   dimmap::format_size(r.heap.peak_live_bytes).c_str(), r.placement.c_str());
+      print_buffer_stats("index", index_plan);
+    } else {
+      bwammap::MemOptions options = mem_cli.resolve();
+      options.command_line = join_args(argc, argv);
+      const bwammap::MemReport r = bwammap::run_mem(options, mem_plan);
+      if (options.verbosity >= 3) {
+        std::fprintf(stderr,
+                     "[bwa-mmap mem] %lld reads (%lld bp) in %d batches: %.2f s aligning (%.0f reads/s), %.2f s "
+                     "index mapping, %.2f s CPU, peak RSS %s\n",
+                     static_cast<long long>(r.reads), static_cast<long long>(r.bases), r.batches, r.align_seconds,
+                     r.align_seconds > 0 ? static_cast<double>(r.reads) / r.align_seconds : 0.0, r.load_seconds,
+                     r.cpu_seconds, dimmap::format_size(r.peak_rss).c_str());
+        print_buffer_stats("mem", mem_plan);
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bwa-mmap: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
