@@ -1,0 +1,80 @@
+// dimmap-budget - run a command inside a fresh memory cgroup of a given size.
+//
+//   dimmap-budget --memory=1G [--drop-caches] [--evict=FILE] -- CMD ARGS...
+//
+// Exit status: the command's (128 + signal if it was killed, 137 after an OOM kill);
+// 125 if dimmap-budget itself failed, 126 if CMD could not be executed, 127 if not found.
+#include <CLI/CLI.hpp>
+#include <budget/budget.hpp>
+#include <dimmap/placement.hpp>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kOwnFailure = 125;
+
+// Writes text to path through a temporary name, so a half-written report never looks valid.
+void write_report(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  std::ofstream out(tmp);
+  out << text << "\n";
+  out.close();
+  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw dimmap::Error("cannot write report " + path);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"dimmap-budget --memory=SIZE [options] -- CMD [ARGS...]\n"
+               "Runs CMD inside a fresh memory cgroup (v1 or v2) limited to --memory (heap + page cache), reports its "
+               "peak memory and whether the OOM killer fired on stderr, and removes the cgroup afterwards. Exits with "
+               "CMD's status (128 + signal if killed), or 125 if dimmap-budget failed, 126/127 if CMD cannot run.",
+               "dimmap-budget"};
+  std::string memory;
+  budget::Options options;
+  std::string report_file;
+  bool quiet = false;
+  std::vector<std::string> command;
+  app.add_option("--memory", memory, "Memory budget for heap + page cache, e.g. 512M, 4G")->required();
+  app.add_flag("--drop-caches", options.drop_caches,
+               "sync and drop the whole page cache first, so mmap runs start cold (affects the whole machine)");
+  app.add_option("--evict", options.evict_files,
+                 "Drop FILE's pages from the page cache first (repeatable; a cold start for just that file)");
+  app.add_option("--name", options.name, "Name in the cgroup's directory name")->capture_default_str();
+  app.add_option("--cgroup-parent", options.cgroup_parent,
+                 "Make the cgroup in this cgroup directory (default: inside our own memory cgroup)");
+  app.add_option("--report", report_file, "Also write the report as JSON to this file");
+  app.add_flag("-q,--quiet", quiet, "Do not print the report on stderr");
+  app.prefix_command();  // everything from CMD on belongs to the command, even its options
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kOwnFailure;
+  }
+  command = app.remaining();
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  try {
+    if (command.empty()) throw dimmap::Error("no command given (dimmap-budget --memory=SIZE -- CMD [ARGS...])");
+    options.memory_bytes = dimmap::parse_size(memory, "--memory");
+    budget::Report report = budget::run(options, command);
+    if (!quiet) std::fprintf(stderr, "dimmap-budget: %s\n", budget::describe(report).c_str());
+    if (!report_file.empty()) write_report(report_file, budget::to_json(report));
+    return report.exit_status;
+  } catch (const budget::LaunchError& e) {
+    std::fprintf(stderr, "dimmap-budget: %s\n", e.what());
+    return e.error_number() == ENOENT ? 127 : 126;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dimmap-budget: %s\n", e.what());
+    return kOwnFailure;
+  }
+}

@@ -1,0 +1,84 @@
+// lriot.hpp - the Livermore Random I/O Testbench.
+//
+// P processes x T threads issue 4 KiB operations on one file, following a repeatable page
+// sequence that is unique per process (see sequence.hpp). A read fetches one page; a write is
+// a read-modify-write of one page (load, modify, store, so the page is dirtied). Four ways to
+// reach the file are compared:
+//   direct  pread/pwrite with O_DIRECT (the storage device's own rate)
+//   stdio   pread/pwrite through the Linux page cache (standard, buffered I/O)
+//   mmap    a MAP_SHARED Linux memory map; writes made durable with a final msync
+//   dimmap  a DI-MMAP mapping (libdimmap) with a fixed buffer; final dimmap_msync
+// The headline rate includes the final sync (msync / fdatasync) of write runs; the sync's time
+// is reported separately too.
+#pragma once
+
+#include <dimmap/dimmap.h>
+#include <lriot/sequence.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace lriot {
+
+enum class Mode { direct, stdio, mmap, dimmap };
+
+Mode parse_mode(const std::string& text);  // throws dimmap::Error naming the choices
+const char* to_string(Mode mode);
+Pattern parse_pattern(const std::string& text);
+const char* to_string(Pattern pattern);
+
+struct Config {
+  std::string file;
+  Mode mode = Mode::mmap;
+  unsigned procs = 1;
+  unsigned threads = 16;  // per process
+  // Pattern, partition shares, write fraction and seed; pages and procs are filled in by run().
+  SequenceParams sequence;
+  uint64_t ops = 0;       // operations in all (split evenly over processes); 0 = no limit
+  double seconds = 10;    // stop after this long; 0 = no limit (then ops must be set)
+  uint64_t buffer_bytes = 0;  // dimmap: buffer for all processes together; 0 = DIMMAP_BUFFER
+  double hot_fraction = -1;   // dimmap: share of the buffer for hot pages; < 0 = DIMMAP_HOT_FRACTION
+  bool random_advice = true;  // mmap: MADV_RANDOM, stdio: POSIX_FADV_RANDOM (no readahead)
+  bool verify = false;        // check every page read and the whole file before and after
+  double progress_seconds = 0;  // print progress on stderr this often; 0 = never
+};
+
+// Checks what can be checked without the file; throws dimmap::Error naming the flag.
+void validate(const Config& config);
+
+struct Result {
+  Config config;
+  uint64_t file_bytes = 0;
+  uint64_t pages = 0;
+  uint64_t hot_pages = 0;           // partitioned runs
+  uint64_t buffer_bytes_per_proc = 0;  // dimmap
+  double resident_at_start = -1;    // share of the file in the Linux page cache at the start
+
+  uint64_t ops = 0, reads = 0, writes = 0;
+  double run_seconds = 0;   // from the common start until the last operation
+  double sync_seconds = 0;  // the longest final msync / fdatasync of a process
+  double seconds = 0;       // from the common start until every process had synced
+  double iops() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
+  double run_iops() const { return run_seconds > 0 ? static_cast<double>(ops) / run_seconds : 0; }
+
+  bool has_dimmap_stats = false;
+  struct dimmap_stats dimmap = {};  // summed over processes
+
+  // --verify: pages that failed a check during the run, and the file checked afterwards.
+  bool verified = false;
+  uint64_t mismatches = 0;
+  std::string first_mismatch;
+  uint64_t bad_pages_after = 0;
+  uint64_t counter_delta = 0;  // sum of the write counters after minus before
+  bool ok() const { return !verified || (mismatches == 0 && bad_pages_after == 0 && counter_delta == writes); }
+};
+
+// Runs the benchmark. Throws dimmap::Error for bad input (missing or too small file, a buffer
+// too small, a file system without O_DIRECT, ...) and for processes that fail or die.
+Result run(const Config& config);
+
+// The result as readable text (several lines) and as one JSON object.
+std::string to_text(const Result& result);
+std::string to_json(const Result& result);
+
+}  // namespace lriot

@@ -1,0 +1,351 @@
+// lriot.cpp - the LRIOT kernel: P processes x T threads replaying their page sequences.
+//
+// The parent forks the processes, waits until each has opened the file (mapping, buffer),
+// starts them together and stops them when --seconds have passed. Processes report through a
+// shared anonymous mapping; all times are CLOCK_MONOTONIC, which every process shares.
+// With --verify the whole file is checked before and after (pattern.cpp, the verifier):
+// every page intact, and the write counters grown by exactly the writes performed.
+#include <budget/page_cache.hpp>
+#include <dimmap/placement.hpp>
+#include <lriot/lriot.hpp>
+#include <lriot/pattern.hpp>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "target.hpp"
+
+namespace lriot {
+namespace {
+
+using dimmap::Error;
+
+constexpr uint64_t kClaim = 16;  // sequence positions a thread claims at a time
+
+double now_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+void sleep_seconds(double s) {
+  timespec ts{static_cast<time_t>(s), static_cast<long>((s - static_cast<double>(static_cast<time_t>(s))) * 1e9)};
+  nanosleep(&ts, nullptr);
+}
+
+// One process's report to the parent.
+struct ProcSlot {
+  std::atomic<int> state{0};  // 0 setting up, 1 ready, 2 setup failed
+  std::atomic<uint64_t> ops_done{0};
+  std::atomic<uint64_t> mismatches{0};
+  std::atomic<int> error_claimed{0};
+  std::atomic<int> mismatch_claimed{0};
+  uint64_t reads = 0, writes = 0;
+  double ops_end = 0, sync_end = 0;
+  int has_stats = 0;
+  struct dimmap_stats stats = {};
+  char error[512] = {};
+  char mismatch[160] = {};
+
+  void record_error(const char* what) {
+    if (error_claimed.exchange(1) == 0) std::snprintf(error, sizeof error, "%s", what);
+  }
+  void record_mismatch(uint64_t page, const char* what) {
+    mismatches.fetch_add(1);
+    if (mismatch_claimed.exchange(1) == 0) std::snprintf(mismatch, sizeof mismatch, "page %llu: %s",
+                                                         static_cast<unsigned long long>(page), what);
+  }
+};
+
+struct SharedHeader {
+  std::atomic<int> go{0};  // 1 start, 2 abort
+  std::atomic<int> stop{0};
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters are shared between processes");
+
+// The parent's and children's common memory: a header and one slot per process.
+class SharedState {
+ public:
+  explicit SharedState(unsigned procs) : procs_(procs) {
+    bytes_ = sizeof(SharedHeader) + procs * sizeof(ProcSlot);
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw Error(std::string("cannot map shared memory: ") + std::strerror(errno));
+    header_ = new (p) SharedHeader;
+    slots_ = reinterpret_cast<ProcSlot*>(static_cast<char*>(p) + sizeof(SharedHeader));
+    for (unsigned i = 0; i < procs; ++i) new (&slots_[i]) ProcSlot;
+  }
+  ~SharedState() { munmap(header_, bytes_); }
+  SharedState(const SharedState&) = delete;
+  SharedState& operator=(const SharedState&) = delete;
+
+  SharedHeader& header() { return *header_; }
+  ProcSlot& slot(unsigned i) { return slots_[i]; }
+  bool stopped() const { return header_->stop.load(std::memory_order_relaxed) != 0; }
+
+ private:
+  unsigned procs_;
+  size_t bytes_;
+  SharedHeader* header_;
+  ProcSlot* slots_;
+};
+
+struct ThreadTotals {
+  uint64_t reads = 0, writes = 0, sink = 0;
+};
+
+// One thread: claims positions of the process's sequence and performs their operations.
+void worker(detail::Target& target, const PageSequence& sequence, std::atomic<uint64_t>& next, uint64_t limit,
+            bool verify, SharedState& shared, ProcSlot& slot, ThreadTotals& totals) {
+  void* scratch_memory = nullptr;
+  if (posix_memalign(&scratch_memory, kPageSize, kPageSize) != 0) {
+    slot.record_error("out of memory for an I/O buffer");
+    shared.header().stop.store(1);
+    return;
+  }
+  uint64_t* scratch = static_cast<uint64_t*>(scratch_memory);
+  try {
+    while (!shared.stopped()) {
+      const uint64_t first = next.fetch_add(kClaim, std::memory_order_relaxed);
+      if (first >= limit) break;
+      const uint64_t end = std::min(limit, first + kClaim);
+      uint64_t done = 0;
+      for (uint64_t k = first; k < end && !shared.stopped(); ++k, ++done) {
+        const Op op = sequence(k);
+        if (op.write) {
+          if (!target.write(op.page, scratch, verify)) slot.record_mismatch(op.page, "wrong identity before a write");
+          ++totals.writes;
+          continue;
+        }
+        const uint64_t* words = target.read(op.page, scratch);
+        if (verify) {
+          if (!check_page(op.page, words)) slot.record_mismatch(op.page, "wrong content on a read");
+        } else {
+          totals.sink += *static_cast<volatile const uint64_t*>(words);  // the load is the operation
+        }
+        ++totals.reads;
+      }
+      slot.ops_done.fetch_add(done, std::memory_order_relaxed);
+    }
+  } catch (const std::exception& e) {
+    slot.record_error(e.what());
+    shared.header().stop.store(1);
+  }
+  std::free(scratch_memory);
+}
+
+// A forked process: open the file, wait for the start, run the threads, sync, report, exit.
+[[noreturn]] void process_main(const Config& c, const SequenceParams& params, unsigned proc, uint64_t buffer_bytes,
+                               SharedState& shared) {
+  ProcSlot& slot = shared.slot(proc);
+  {
+    std::unique_ptr<detail::Target> target;
+    try {
+      target = detail::open_target(c, params.pages, buffer_bytes);
+    } catch (const std::exception& e) {
+      slot.record_error(e.what());
+      slot.state.store(2);
+      _exit(1);
+    }
+    const PageSequence sequence(params, proc);
+    slot.state.store(1);
+    while (shared.header().go.load() == 0) sleep_seconds(50e-6);
+    if (shared.header().go.load() == 2) _exit(0);
+
+    const uint64_t limit = c.ops == 0 ? UINT64_MAX : c.ops / c.procs + (proc < c.ops % c.procs ? 1 : 0);
+    std::atomic<uint64_t> next{0};
+    std::vector<ThreadTotals> totals(c.threads);
+    std::vector<std::thread> threads;
+    try {
+      for (unsigned t = 0; t < c.threads; ++t)
+        threads.emplace_back(worker, std::ref(*target), std::cref(sequence), std::ref(next), limit, c.verify,
+                             std::ref(shared), std::ref(slot), std::ref(totals[t]));
+    } catch (const std::exception& e) {
+      slot.record_error(("cannot start " + std::to_string(c.threads) + " threads: " + e.what()).c_str());
+      shared.header().stop.store(1);
+    }
+    for (std::thread& t : threads) t.join();
+    slot.ops_end = now_seconds();
+    for (const ThreadTotals& t : totals) {
+      slot.reads += t.reads;
+      slot.writes += t.writes;
+    }
+    if (c.sequence.write_fraction > 0 && !slot.error_claimed.load()) {
+      try {
+        target->sync();
+      } catch (const std::exception& e) {
+        slot.record_error(e.what());
+      }
+    }
+    slot.sync_end = now_seconds();
+    if (target->stats(&slot.stats)) slot.has_stats = 1;
+  }  // unmaps (and for dimmap frees the buffer) before exiting
+  std::fflush(stderr);
+  _exit(slot.error_claimed.load() ? 1 : 0);
+}
+
+std::string describe_exit(unsigned proc, int status, const Config& c) {
+  std::string who = "process " + std::to_string(proc);
+  if (WIFSIGNALED(status)) {
+    std::string s = who + " was killed by " + strsignal(WTERMSIG(status));
+    if (WTERMSIG(status) == SIGBUS)
+      s += " (a page could not be read or mapped" + std::string(c.mode == Mode::dimmap ? ": see dimmap's log)" : ")");
+    if (WTERMSIG(status) == SIGKILL) s += " (out of memory? a memory budget's OOM killer?)";
+    return s;
+  }
+  return who + " exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+uint64_t file_size(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) throw Error("cannot open --file '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw Error("--file '" + path + "' is not a regular file");
+  return static_cast<uint64_t>(st.st_size);
+}
+
+}  // namespace
+
+Result run(const Config& c) {
+  validate(c);
+  Result r;
+  r.config = c;
+  r.file_bytes = file_size(c.file);
+  r.pages = r.file_bytes / kPageSize;
+  if (r.pages == 0)
+    throw Error("--file '" + c.file + "' is " + std::to_string(r.file_bytes) + " bytes, smaller than one 4 KiB page");
+  SequenceParams params = c.sequence;
+  params.pages = r.pages;
+  params.procs = c.procs;
+  check_sequence_params(params);
+  r.config.sequence = params;
+  r.hot_pages = hot_pages(params);
+  if (c.mode == Mode::dimmap) {
+    dimmap_config defaults;
+    if (dimmap_config_init(&defaults) < 0) throw Error(std::string("dimmap configuration: ") + dimmap_last_error());
+    r.buffer_bytes_per_proc = (c.buffer_bytes ? c.buffer_bytes : defaults.buffer_bytes) / c.procs;
+  }
+  try {
+    r.resident_at_start = budget::resident_fraction(c.file);
+  } catch (const std::exception&) {
+    r.resident_at_start = -1;  // informative only
+  }
+  uint64_t counters_before = 0;
+  if (c.verify) {
+    FileCheck before = verify_pattern_file(c.file);
+    if (before.bad_pages)
+      throw Error("--verify: '" + c.file + "' does not hold the LRIOT pattern (page " +
+                  std::to_string(before.first_bad_page) + " is wrong; make the file with --create)");
+    counters_before = before.counter_sum;
+  }
+
+  SharedState shared(c.procs);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<pid_t> pids(c.procs, -1);
+  std::vector<int> status(c.procs, 0);
+  std::vector<bool> exited(c.procs, false);
+  unsigned running = 0;
+  std::string failure;
+  for (unsigned p = 0; p < c.procs; ++p) {
+    pid_t pid = fork();
+    if (pid == 0) process_main(c, params, p, r.buffer_bytes_per_proc, shared);
+    if (pid < 0) {
+      failure = std::string("cannot fork: ") + std::strerror(errno);
+      break;
+    }
+    pids[p] = pid;
+    ++running;
+  }
+  auto reap = [&](bool block) {
+    for (unsigned p = 0; p < c.procs; ++p) {
+      if (pids[p] < 0 || exited[p]) continue;
+      pid_t w = waitpid(pids[p], &status[p], block ? 0 : WNOHANG);
+      if (w == pids[p]) {
+        exited[p] = true;
+        --running;
+        if ((!WIFEXITED(status[p]) || WEXITSTATUS(status[p]) != 0) && failure.empty()) {
+          failure = shared.slot(p).error_claimed.load() ? std::string(shared.slot(p).error)
+                                                        : describe_exit(p, status[p], c);
+          shared.header().stop.store(1);
+        }
+      }
+    }
+  };
+
+  // Start together once every process is set up (or abort if one could not be).
+  for (;;) {
+    unsigned ready = 0;
+    for (unsigned p = 0; p < c.procs; ++p) ready += pids[p] >= 0 && shared.slot(p).state.load() == 1;
+    reap(false);
+    if (ready == running || !failure.empty()) break;
+    sleep_seconds(1e-3);
+  }
+  if (!failure.empty()) {
+    shared.header().go.store(2);
+    while (running) reap(true);
+    throw Error(failure);
+  }
+  const double t0 = now_seconds();
+  shared.header().go.store(1);
+  double next_progress = t0 + c.progress_seconds;
+  uint64_t last_ops = 0;
+  double last_time = t0;
+  while (running) {
+    sleep_seconds(0.01);
+    reap(false);
+    const double t = now_seconds();
+    if (c.seconds > 0 && t - t0 >= c.seconds) shared.header().stop.store(1);
+    if (c.progress_seconds > 0 && t >= next_progress) {
+      uint64_t ops = 0;
+      for (unsigned p = 0; p < c.procs; ++p) ops += shared.slot(p).ops_done.load();
+      std::fprintf(stderr, "lriot: %6.1f s  %12llu ops  %10.0f ops/s\n", t - t0, static_cast<unsigned long long>(ops),
+                   static_cast<double>(ops - last_ops) / (t - last_time));
+      last_ops = ops;
+      last_time = t;
+      next_progress = t + c.progress_seconds;
+    }
+  }
+  if (!failure.empty()) throw Error(failure);
+
+  double ops_end = t0, sync_end = t0;
+  for (unsigned p = 0; p < c.procs; ++p) {
+    ProcSlot& s = shared.slot(p);
+    r.reads += s.reads;
+    r.writes += s.writes;
+    ops_end = std::max(ops_end, s.ops_end);
+    sync_end = std::max(sync_end, s.sync_end);
+    r.sync_seconds = std::max(r.sync_seconds, s.sync_end - s.ops_end);
+    r.mismatches += s.mismatches.load();
+    if (r.first_mismatch.empty() && s.mismatch_claimed.load()) r.first_mismatch = s.mismatch;
+    if (s.has_stats) {
+      r.has_dimmap_stats = true;
+      const uint64_t* from = reinterpret_cast<const uint64_t*>(&s.stats);
+      uint64_t* to = reinterpret_cast<uint64_t*>(&r.dimmap);
+      for (size_t i = 0; i < sizeof s.stats / sizeof(uint64_t); ++i) to[i] += from[i];
+    }
+  }
+  r.ops = r.reads + r.writes;
+  r.run_seconds = ops_end - t0;
+  r.seconds = sync_end - t0;
+  if (c.verify) {
+    FileCheck after = verify_pattern_file(c.file);
+    r.verified = true;
+    r.bad_pages_after = after.bad_pages;
+    r.counter_delta = after.counter_sum - counters_before;
+  }
+  return r;
+}
+
+}  // namespace lriot

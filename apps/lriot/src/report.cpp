@@ -1,0 +1,159 @@
+// report.cpp - LRIOT results as text and as JSON.
+#include <dimmap/placement.hpp>
+#include <lriot/lriot.hpp>
+
+#include <cstdio>
+#include <string>
+
+namespace lriot {
+namespace {
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string u64(uint64_t v) { return std::to_string(v); }
+
+// A JSON object built key by key (numbers, strings without control characters, nested objects).
+class JsonObject {
+ public:
+  JsonObject& add(const char* key, uint64_t v) { return raw(key, u64(v)); }
+  JsonObject& add(const char* key, unsigned v) { return raw(key, std::to_string(v)); }
+  JsonObject& add(const char* key, double v) { return raw(key, fmt("%.6g", v)); }
+  JsonObject& add(const char* key, bool v) { return raw(key, v ? "true" : "false"); }
+  JsonObject& add(const char* key, const std::string& v) {
+    std::string quoted = "\"";
+    for (char ch : v) {
+      if (ch == '"' || ch == '\\') quoted += '\\';
+      quoted += static_cast<unsigned char>(ch) < 0x20 ? '?' : ch;
+    }
+    return raw(key, quoted + "\"");
+  }
+  JsonObject& add(const char* key, const char* v) { return add(key, std::string(v)); }
+  JsonObject& raw(const char* key, const std::string& json) {
+    text_ += (text_.empty() ? "{" : ", ") + std::string("\"") + key + "\": " + json;
+    return *this;
+  }
+  std::string str() const { return text_.empty() ? "{}" : text_ + "}"; }
+
+ private:
+  std::string text_;
+};
+
+std::string stats_json(const struct dimmap_stats& s) {
+  return JsonObject()
+      .add("faults", s.faults)
+      .add("misses", s.misses)
+      .add("recoveries", s.recoveries)
+      .add("hits", s.hits)
+      .add("write_faults", s.write_faults)
+      .add("hot_promotions", s.hot_promotions)
+      .add("evictions", s.evictions)
+      .add("eviction_batches", s.eviction_batches)
+      .add("writebacks", s.writebacks)
+      .add("write_ios", s.write_ios)
+      .add("bytes_read", s.bytes_read)
+      .add("bytes_written", s.bytes_written)
+      .add("read_errors", s.read_errors)
+      .add("write_errors", s.write_errors)
+      .add("buffer_pages", s.buffer_pages)
+      .add("resident_pages", s.resident_pages)
+      .add("dirty_pages", s.dirty_pages)
+      .str();
+}
+
+std::string describe_pattern(const Config& c) {
+  const SequenceParams& s = c.sequence;
+  std::string text = to_string(s.pattern);
+  if (s.pattern == Pattern::partitioned)
+    text += " (" + fmt("%.0f%%", 100 * s.partition_ops) + " of operations to " + fmt("%.0f%%", 100 * s.partition_space) +
+            " of the file)";
+  if (s.write_fraction >= 1)
+    text += ", all read-modify-writes";
+  else if (s.write_fraction > 0)
+    text += ", " + fmt("%.0f%%", 100 * s.write_fraction) + " read-modify-writes";
+  else
+    text += ", reads";
+  return text;
+}
+
+}  // namespace
+
+std::string to_text(const Result& r) {
+  const Config& c = r.config;
+  std::string t = "lriot: " + std::string(to_string(c.mode)) + ", " + describe_pattern(c) + ", " + std::to_string(c.procs) +
+                  " process" + (c.procs > 1 ? "es" : "") + " x " + std::to_string(c.threads) + " threads\n";
+  t += "file: " + c.file + ", " + dimmap::format_size(r.file_bytes) + " (" + u64(r.pages) + " pages";
+  if (r.hot_pages) t += ", " + u64(r.hot_pages) + " hot";
+  t += ")";
+  if (r.resident_at_start >= 0) t += ", " + fmt("%.1f%%", 100 * r.resident_at_start) + " in the page cache at the start";
+  t += "\n";
+  t += "ops: " + u64(r.ops) + " (" + u64(r.reads) + " reads, " + u64(r.writes) + " writes) in " +
+       fmt("%.3f", r.seconds) + " s: " + fmt("%.0f", r.iops()) + " IOPS";
+  if (c.sequence.write_fraction > 0)
+    t += " (operations " + fmt("%.3f", r.run_seconds) + " s = " + fmt("%.0f", r.run_iops()) + " ops/s, final " +
+         (c.mode == Mode::mmap || c.mode == Mode::dimmap ? "msync " : "fdatasync ") + fmt("%.3f", r.sync_seconds) +
+         " s)";
+  t += "\n";
+  if (r.has_dimmap_stats) {
+    const struct dimmap_stats& s = r.dimmap;
+    t += "dimmap: buffer " + dimmap::format_size(r.buffer_bytes_per_proc) + (c.procs > 1 ? " per process" : "") +
+         "; faults " + u64(s.faults) + " (misses " + u64(s.misses) + ", recoveries " + u64(s.recoveries) + ", hits " +
+         u64(s.hits) + ", write faults " + u64(s.write_faults) + "), hot promotions " + u64(s.hot_promotions) +
+         ", evictions " + u64(s.evictions) + " in " + u64(s.eviction_batches) + " batches, writebacks " +
+         u64(s.writebacks) + " in " + u64(s.write_ios) + " writes, read " + dimmap::format_size(s.bytes_read) +
+         ", wrote " + dimmap::format_size(s.bytes_written) + ", errors " + u64(s.read_errors) + "/" +
+         u64(s.write_errors) + "\n";
+  }
+  if (r.verified) {
+    t += std::string("verify: ") + (r.ok() ? "ok" : "FAILED") + " (" + u64(r.mismatches) + " bad pages seen, " +
+         u64(r.bad_pages_after) + " bad pages in the file after, write counters +" + u64(r.counter_delta) + " for " +
+         u64(r.writes) + " writes)";
+    if (!r.first_mismatch.empty()) t += "; first: " + r.first_mismatch;
+    t += "\n";
+  }
+  return t;
+}
+
+std::string to_json(const Result& r) {
+  const Config& c = r.config;
+  const SequenceParams& s = c.sequence;
+  JsonObject j;
+  j.add("tool", "lriot")
+      .add("mode", to_string(c.mode))
+      .add("pattern", to_string(s.pattern))
+      .add("partition_ops", s.partition_ops)
+      .add("partition_space", s.partition_space)
+      .add("write_fraction", s.write_fraction)
+      .add("seed", s.seed)
+      .add("procs", c.procs)
+      .add("threads", c.threads)
+      .add("file", c.file)
+      .add("file_bytes", r.file_bytes)
+      .add("pages", r.pages)
+      .add("hot_pages", r.hot_pages)
+      .add("resident_at_start", r.resident_at_start)
+      .add("ops", r.ops)
+      .add("reads", r.reads)
+      .add("writes", r.writes)
+      .add("seconds", r.seconds)
+      .add("run_seconds", r.run_seconds)
+      .add("sync_seconds", r.sync_seconds)
+      .add("iops", r.iops())
+      .add("run_iops", r.run_iops());
+  if (c.mode == Mode::dimmap) j.add("buffer_bytes_per_proc", r.buffer_bytes_per_proc);
+  if (r.has_dimmap_stats) j.raw("dimmap_stats", stats_json(r.dimmap));
+  if (r.verified)
+    j.raw("verify", JsonObject()
+                        .add("ok", r.ok())
+                        .add("mismatches", r.mismatches)
+                        .add("bad_pages_after", r.bad_pages_after)
+                        .add("counter_delta", r.counter_delta)
+                        .add("first_mismatch", r.first_mismatch)
+                        .str());
+  return j.str();
+}
+
+}  // namespace lriot

@@ -1,0 +1,87 @@
+// lriot - the Livermore Random I/O Testbench command line (arguments only; see lriot.hpp).
+#include <CLI/CLI.hpp>
+#include <dimmap/placement.hpp>
+#include <lriot/lriot.hpp>
+#include <lriot/pattern.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+int main(int argc, char** argv) {
+  CLI::App app{"LRIOT, the Livermore Random I/O Testbench: processes x threads issue random 4 KiB reads and "
+               "read-modify-writes on one file through O_DIRECT, the page cache, Linux mmap or DI-MMAP, and report "
+               "IOPS."};
+  lriot::Config c;
+  std::string mode = "mmap", pattern = "partitioned", create, buffer, advice = "random";
+  bool create_only = false, json = false;
+  app.add_option("--file", c.file, "The file to test (made by --create for --verify)")->required();
+  app.add_option("--create", create,
+                 "First (re)create the file with SIZE bytes of LRIOT's verifiable pattern, e.g. 4G");
+  app.add_flag("--create-only", create_only, "Only create the file, do not run");
+  app.add_option("--mode", mode, "direct (O_DIRECT pread/pwrite), stdio (buffered pread/pwrite), mmap, dimmap")
+      ->capture_default_str();
+  app.add_option("--procs", c.procs, "Processes (each with its own share of pages)")->capture_default_str();
+  app.add_option("--threads", c.threads, "Threads per process")->capture_default_str();
+  app.add_option("--pattern", pattern, "uniform, or partitioned (--partition-ops of the operations go to the first "
+                                       "--partition-space of the file)")
+      ->capture_default_str();
+  app.add_option("--partition-ops", c.sequence.partition_ops, "Partitioned: share of operations on the hot range")
+      ->capture_default_str();
+  app.add_option("--partition-space", c.sequence.partition_space, "Partitioned: share of the file that is hot")
+      ->capture_default_str();
+  app.add_option("--write-fraction", c.sequence.write_fraction,
+                 "Share of operations that are read-modify-writes of a page")
+      ->capture_default_str();
+  app.add_option("--seed", c.sequence.seed, "Seed of the page sequence (same seed, same run)")->capture_default_str();
+  auto* ops = app.add_option("--ops", c.ops, "Operations in all, split over the processes (0 = until --seconds)");
+  auto* seconds = app.add_option("--seconds", c.seconds, "Stop after this many seconds (default 10; 0 = until --ops)");
+  app.add_option("--buffer", buffer, "dimmap: DI-MMAP buffer size for all processes together (default DIMMAP_BUFFER "
+                                     "or 256M)");
+  app.add_option("--hot-fraction", c.hot_fraction, "dimmap: share of the buffer for the hot-page FIFO");
+  app.add_option("--madvise", advice, "random (MADV_RANDOM / POSIX_FADV_RANDOM: no readahead) or normal")
+      ->check(CLI::IsMember({"random", "normal"}))
+      ->capture_default_str();
+  app.add_flag("--verify", c.verify, "Check every page read, and the whole file before and after the run");
+  app.add_option("--progress", c.progress_seconds, "Print progress on stderr every S seconds (0 = never)")
+      ->default_val(5);
+  app.add_flag("--json", json, "Print the result as one JSON object");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    c.mode = lriot::parse_mode(mode);
+    c.sequence.pattern = lriot::parse_pattern(pattern);
+    c.random_advice = advice == "random";
+    if (!buffer.empty()) {
+      c.buffer_bytes = dimmap::parse_size(buffer, "--buffer");
+      if (c.buffer_bytes == 0) throw dimmap::Error("--buffer must be larger than 0");
+      if (c.mode != lriot::Mode::dimmap) std::fprintf(stderr, "lriot: --buffer only applies to --mode=dimmap\n");
+    }
+    if (ops->count() && !seconds->count()) c.seconds = 0;  // --ops alone: run them all
+    if (!create.empty()) {
+      const uint64_t bytes = dimmap::parse_size(create, "--create");
+      const bool show = c.progress_seconds > 0 && bytes >= (256ull << 20);
+      uint64_t shown = 0;
+      lriot::create_pattern_file(c.file, bytes, [&](uint64_t done, uint64_t total) {
+        if (show && (done - shown >= total / 10 || done == total)) {
+          std::fprintf(stderr, "lriot: created %s of %s\n", dimmap::format_size(done).c_str(),
+                       dimmap::format_size(total).c_str());
+          shown = done;
+        }
+      });
+      if (create_only) return 0;
+    } else if (create_only) {
+      throw dimmap::Error("--create-only needs --create=SIZE");
+    }
+    lriot::Result r = lriot::run(c);
+    std::fputs(json ? (lriot::to_json(r) + "\n").c_str() : lriot::to_text(r).c_str(), stdout);
+    if (!r.ok()) {
+      std::fprintf(stderr, "lriot: verification FAILED (see 'verify' above)\n");
+      return 3;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lriot: %s\n", e.what());
+    return 1;
+  }
+}
