@@ -9,6 +9,7 @@
 #include <string>
 
 #include "log.hpp"
+#include "perma.hpp"
 
 using dimmap::detail::fail;
 
@@ -101,5 +102,11 @@ extern "C" int dimmap_config_validate(const struct dimmap_config* cfg) {
     return fail(EINVAL, "I/O depth %u must be between 1 and 4096", cfg->io_depth);
   if (cfg->engine != DIMMAP_ENGINE_UFFD && cfg->engine != DIMMAP_ENGINE_KMOD)
     return fail(EINVAL, "unknown engine %d", static_cast<int>(cfg->engine));
+  if (std::memchr(cfg->perma, '\0', sizeof cfg->perma) == nullptr)
+    return fail(EINVAL, "PerMA model string is not terminated");
+  if (cfg->perma[0]) {
+    perma_model m;
+    if (int rc = dimmap::detail::parse_perma(cfg->perma, &m); rc < 0) return rc;
+  }
   return 0;
 }

@@ -199,7 +199,7 @@ std::once_flag g_atfork_once;
 
 struct dimmap_hpmmap_arena {
   Reservation mem;
-  dimmap_hpmmap_stats st{};
+  struct dimmap_hpmmap_stats st {};
   std::mutex mu;
   BestFit fit;
   explicit dimmap_hpmmap_arena(const Reservation& r) : mem(r), fit(r.size) {}

@@ -38,6 +38,8 @@ class IoQueue {
   // Readable when completions may be waiting (reap() clears it).
   virtual int event_fd() const = 0;
   virtual const char* name() const = 0;
+  // Nanoseconds until a held completion becomes due (latency models), or -1 if none is held.
+  virtual int64_t ns_until_next() const { return -1; }
 };
 
 // depth bounds the operations in flight. Prefers io_uring; DIMMAP_IO=threads forces the pool.

@@ -16,7 +16,9 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -38,6 +40,7 @@
 #include "engine.hpp"
 #include "io_queue.hpp"
 #include "log.hpp"
+#include "perma.hpp"
 #include "uffd_sys.hpp"
 
 extern "C" {
@@ -194,6 +197,13 @@ int UffdEngine::start() {
   int err = 0;
   io_ = make_io_queue(cfg_.io_depth, &err);
   if (!io_) return err;
+  if (cfg_.perma[0]) {
+    perma_model model;
+    if (int rc = parse_perma(cfg_.perma, &model); rc < 0) return rc;
+    io_ = with_perma_latency(std::move(io_), model);
+    log(LogLevel::info, "PerMA latency model '%s': %.1f us per page alone", cfg_.perma,
+        perma_latency_ns(&model, 1, page_size_) / 1000.0);
+  }
   ctl_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (ctl_fd_ < 0) return fail(errno, "cannot create an eventfd: %s", std::strerror(errno));
   server_ = std::thread([this] { serve(); });
@@ -232,11 +242,18 @@ void UffdEngine::serve() {
   std::vector<IoDone> done(256);
   const auto spin = std::chrono::microseconds(cfg_.spin_us);
   auto last_event = std::chrono::steady_clock::now() - spin;
+  prctl(PR_SET_TIMERSLACK, 1000);  // latency-model sleeps to the microsecond
   for (;;) {
-    if (std::chrono::steady_clock::now() - last_event >= spin) {
-      if (poll(fds, 3, -1) < 0 && errno != EINTR) {
-        log(LogLevel::error, "fault server: poll failed: %s", std::strerror(errno));
-        continue;
+    // Completions held by a latency model are waited out as PerMA did: sleep when the next
+    // is far, yield when near, spin when imminent.
+    const int64_t due = io_->ns_until_next();
+    if (std::chrono::steady_clock::now() - last_event >= spin && (due < 0 || due > 20000)) {
+      if (due > 200000 || due < 0) {
+        struct timespec ts = {static_cast<time_t>(due / 1000000000), static_cast<long>(due % 1000000000)};
+        if (ppoll(fds, 3, due < 0 ? nullptr : &ts, nullptr) < 0 && errno != EINTR)
+          log(LogLevel::error, "fault server: poll failed: %s", std::strerror(errno));
+      } else {
+        sched_yield();
       }
     }
     std::unique_lock<std::mutex> lock(mu_);

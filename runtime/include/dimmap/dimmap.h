@@ -111,6 +111,10 @@ int dimmap_stats_for(const void *addr, struct dimmap_stats *out);
 /* Nonzero if addr lies in a dimmap mapping. */
 int dimmap_is_mapped(const void *addr);
 
+/* PerMA latency model (Eq. 1 of the PerMA paper): nanoseconds for one request of `bytes`
+ * with `concurrent` requests in flight, for a preset name or "D,R,P,E,C" as DIMMAP_PERMA. */
+int dimmap_perma_latency_ns(const char *spec, unsigned concurrent, uint64_t bytes, uint64_t *out_ns);
+
 /* Thread-local description of this thread's last failure ("" if none). */
 const char *dimmap_last_error(void);
 
