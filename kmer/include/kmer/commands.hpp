@@ -1,0 +1,50 @@
+// commands.hpp - what the kmer subcommands do, behind the argument parsing in tools/.
+#pragma once
+
+#include <kmer/classify.hpp>
+
+#include <dimmap/cli.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kmer {
+
+// --placement=in-memory copies the DB into tmpfs (--memory-dir); external keeps it on
+// storage behind --backend=mmap|dimmap.
+struct DbPlacementOptions {
+  std::string placement = "external";  // in-memory | external
+  dimmap::PlacementFlags flags;
+  bool advise_random = false;          // mmap: MADV_RANDOM (no readahead)
+  dimmap::Placement resolve();
+  std::string describe();
+};
+
+struct ClassifyCommand {
+  std::string db, reads, out;
+  unsigned threads = 0;  // 0 = OpenMP default
+  size_t batch_reads = 1 << 14;
+  ClassifyParams params;
+  DbPlacementOptions placement;
+  bool progress = true;
+};
+// Writes PREFIX.tsv and PREFIX.kreport (temporary names renamed at the end). Under mpirun the
+// reads are split across ranks (blocks of batch_reads, round robin) and rank 0 writes both
+// files in input order. Returns the exit code.
+int run_classify(ClassifyCommand& cmd);
+
+struct LookupCommand {
+  std::string db, reads, kmers_file;
+  std::vector<unsigned> threads{1};
+  uint64_t max_kmers = 0;
+  unsigned repeat = 1;
+  bool cold = true;  // each run starts with the DB out of the cache
+  std::string csv;   // append rows here too ("" = no)
+  DbPlacementOptions placement;
+};
+int run_lookup(LookupCommand& cmd);
+
+int run_info(const std::string& db, bool verify);
+
+}  // namespace kmer

@@ -1,0 +1,141 @@
+// database.hpp - a k-mer database opened on a placement (memory, mmap or dimmap).
+//
+// The file is mapped through dimmap::Region, so the same lookup code runs with the DB copied
+// to tmpfs, cached by the Linux page cache, or cached by a DI-MMAP buffer. Opening checks the
+// magic, version, header CRC, file size (truncation) and section bounds, and the CRC of the
+// small taxonomy section; verify() checks every section's CRC (it reads the whole file).
+#pragma once
+
+#include <kmer/db_format.hpp>
+#include <kmer/taxonomy.hpp>
+
+#include <dimmap/placement.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace kmer {
+
+// The taxa of one k-mer: a view into the value store, or one inline taxon.
+class TaxaList {
+ public:
+  TaxaList() = default;
+  static TaxaList from_list(const uint32_t* words) { TaxaList t; t.list_ = words; return t; }
+  static TaxaList from_inline(uint32_t taxid) { TaxaList t; t.inline_taxid_ = taxid; return t; }
+
+  bool empty() const { return list_ == nullptr && inline_taxid_ == 0; }
+  uint32_t size() const { return list_ ? list_[0] : (inline_taxid_ ? 1 : 0); }
+  uint32_t taxid(uint32_t i) const { return list_ ? list_[1 + i] : inline_taxid_; }
+  uint16_t count(uint32_t i) const {
+    if (!list_) return 1;
+    const auto* counts = reinterpret_cast<const uint16_t*>(list_ + 1 + list_[0]);
+    return counts[i];
+  }
+  bool is_inline() const { return list_ == nullptr && inline_taxid_ != 0; }
+
+ private:
+  const uint32_t* list_ = nullptr;
+  uint32_t inline_taxid_ = 0;
+};
+
+class Database {
+ public:
+  // Throws kmer::Error naming the file: wrong magic, other version, bad header CRC,
+  // truncated file, section outside the file, bad taxonomy CRC.
+  static Database open(const std::string& path, const dimmap::Placement& placement);
+  // On a plain read-only mmap (no placement flags needed): for tools and tests.
+  static Database open(const std::string& path);
+
+  Database() = default;
+  Database(Database&&) noexcept = default;
+  Database& operator=(Database&&) noexcept = default;
+
+  const DbHeader& header() const { return *header_; }
+  unsigned k() const { return header_->k; }
+  IndexKind kind() const { return static_cast<IndexKind>(header_->index_kind); }
+  const Taxonomy& taxonomy() const { return taxonomy_; }
+  const std::string& path() const { return region_->path(); }
+  const dimmap::Region& region() const { return *region_; }
+  uint64_t file_bytes() const { return header_->file_bytes; }
+
+  // The taxa of a canonical k-mer; empty if the k-mer is not in the DB.
+  TaxaList lookup(uint64_t canonical_kmer) const {
+    return kind() == IndexKind::two_level ? lookup_two_level(canonical_kmer)
+                                          : lookup_gnu_hash(canonical_kmer);
+  }
+  TaxaList lookup_two_level(uint64_t kmer) const;
+  TaxaList lookup_gnu_hash(uint64_t kmer) const;
+
+  // Checks every section's CRC; throws kmer::Error naming the first bad section.
+  void verify() const;
+
+  // Calls f(kmer, TaxaList) for every k-mer in the DB (two-level: in k-mer order).
+  template <typename F>
+  void for_each(F&& f) const;
+
+ private:
+  // Held by pointer: dimmap::Region's inline default constructor does not compile outside
+  // libdimmap (its DontneedHelper is incomplete there).
+  std::unique_ptr<dimmap::Region> region_;
+  const DbHeader* header_ = nullptr;
+  const uint8_t* base_ = nullptr;
+  const uint32_t* values_ = nullptr;
+  const uint64_t* first_level_ = nullptr;
+  const void* second_level_ = nullptr;
+  const uint64_t* buckets_ = nullptr;
+  const HashNode* nodes_ = nullptr;
+  unsigned suffix_bits_ = 0;
+  uint64_t suffix_mask_ = 0;
+  Taxonomy taxonomy_;
+
+  void attach(const std::string& path);
+  TaxaList value_to_list(uint64_t value) const {
+    if (value & kInlineTaxon) return TaxaList::from_inline(static_cast<uint32_t>(value & ~kInlineTaxon));
+    return TaxaList::from_list(values_ + value);
+  }
+  template <typename Entry>
+  TaxaList search_bucket(const Entry* entries, uint64_t count, uint64_t suffix) const;
+  template <typename Entry, typename F>
+  void for_each_two_level(F& f) const;
+};
+
+template <typename Entry>
+TaxaList Database::search_bucket(const Entry* entries, uint64_t count, uint64_t suffix) const {
+  // Branch-light binary search inside (usually) one 4 KiB page.
+  const Entry* lo = entries;
+  while (count > 1) {
+    const uint64_t half = count / 2;
+    lo = (lo[half].suffix <= suffix) ? lo + half : lo;
+    count -= half;
+  }
+  if (count == 1 && lo->suffix == suffix) return value_to_list(lo->value);
+  return {};
+}
+
+template <typename Entry, typename F>
+void Database::for_each_two_level(F& f) const {
+  const auto* entries = static_cast<const Entry*>(second_level_);
+  const uint64_t prefixes = uint64_t{1} << header_->prefix_bits;
+  for (uint64_t p = 0; p < prefixes; ++p) {
+    const uint64_t fl = first_level_[p];
+    const uint64_t start = fl & ((uint64_t{1} << kFirstLevelStartBits) - 1);
+    const uint64_t n = fl >> kFirstLevelStartBits;
+    for (uint64_t i = 0; i < n; ++i)
+      f((p << suffix_bits_) | entries[start + i].suffix, value_to_list(entries[start + i].value));
+  }
+}
+
+template <typename F>
+void Database::for_each(F&& f) const {
+  if (kind() == IndexKind::two_level) {
+    if (header_->entry_bytes == sizeof(TwoLevelEntry32))
+      for_each_two_level<TwoLevelEntry32>(f);
+    else
+      for_each_two_level<TwoLevelEntry64>(f);
+  } else {
+    for (uint64_t i = 0; i < header_->kmer_count; ++i) f(nodes_[i].kmer, value_to_list(nodes_[i].value));
+  }
+}
+
+}  // namespace kmer

@@ -1,0 +1,132 @@
+// classify.cpp - the classification kernel (see classify.hpp for the scoring rule).
+// Its verifier, reference_classify, is in classify_verify.cpp.
+#include <kmer/classify.hpp>
+#include <kmer/kmer_codec.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace kmer {
+
+const char* to_string(MatchType type) {
+  switch (type) {
+    case MatchType::direct:
+      return "DirectMatch";
+    case MatchType::multi:
+      return "MultiMatch";
+    case MatchType::low_score:
+      return "LowScore";
+    case MatchType::no_hits:
+      return "NoDbHits";
+    case MatchType::too_short:
+      return "ReadTooShort";
+  }
+  return "?";
+}
+
+TaxonIndex::TaxonIndex(const Taxonomy& taxonomy) : taxonomy_(taxonomy) {
+  uint32_t max_taxid = 0;
+  for (uint32_t i = 0; i < taxonomy.size(); ++i) max_taxid = std::max(max_taxid, taxonomy.taxid_at(i));
+  flat_.assign(std::min<uint64_t>(uint64_t{max_taxid} + 1, uint64_t{1} << 26), Taxonomy::kNone);
+  for (uint32_t i = 0; i < taxonomy.size(); ++i)
+    if (taxonomy.taxid_at(i) < flat_.size()) flat_[taxonomy.taxid_at(i)] = i;
+}
+
+ReadClassifier::ReadClassifier(const Database& db, const TaxonIndex& index, ClassifyParams params)
+    : db_(db), tax_(db.taxonomy()), index_(index), params_(params) {
+  support_.assign(tax_.size(), 0);
+  stamp_.assign(tax_.size(), 0);
+  flags_.assign(tax_.size(), 0);
+}
+
+void ReadClassifier::reset() {
+  for (uint32_t t : touched_) {
+    support_[t] = 0;
+    flags_[t] = 0;
+  }
+  touched_.clear();
+}
+
+void ReadClassifier::vote(const TaxaList& list) {
+  if (++kmer_stamp_ == 0) {  // wrapped: forget old stamps
+    std::fill(stamp_.begin(), stamp_.end(), 0);
+    kmer_stamp_ = 1;
+  }
+  auto touch = [&](uint32_t t) {
+    if (!(flags_[t] & kTouched)) {
+      flags_[t] |= kTouched;
+      touched_.push_back(t);
+    }
+  };
+  for (uint32_t i = 0; i < list.size(); ++i) {
+    uint32_t t = index_(list.taxid(i));
+    if (t == Taxonomy::kNone) continue;  // cannot happen in a DB that passed its checks
+    touch(t);
+    flags_[t] |= kDirect;
+    // One vote per k-mer for the taxon and each ancestor; stop where this k-mer already voted.
+    for (; t != Taxonomy::kNone && stamp_[t] != kmer_stamp_; t = tax_.parent_index(t)) {
+      stamp_[t] = kmer_stamp_;
+      touch(t);
+      ++support_[t];
+    }
+  }
+}
+
+Classification ReadClassifier::classify(std::string_view sequence) {
+  reset();
+  uint32_t kmers = 0, hits = 0;
+  for_each_canonical_kmer(sequence, db_.k(), [&](uint64_t kmer) {
+    ++kmers;
+    const TaxaList list = db_.lookup(kmer);
+    if (list.empty()) return;
+    ++hits;
+    vote(list);
+  });
+  return place(kmers, hits);
+}
+
+Classification ReadClassifier::place(uint32_t kmers, uint32_t hits) {
+  Classification c;
+  c.kmers = kmers;
+  c.hits = hits;
+  if (kmers == 0) {
+    c.type = MatchType::too_short;
+    return c;
+  }
+  if (hits == 0) {
+    c.type = MatchType::no_hits;
+    return c;
+  }
+  const uint32_t need = std::max<uint32_t>(params_.min_hits, static_cast<uint32_t>(std::ceil(params_.min_support * kmers)));
+  uint32_t node = tax_.root_index();
+  if (support_[node] < need) {
+    c.type = MatchType::low_score;
+    return c;
+  }
+  bool competing = false;
+  for (;;) {
+    uint32_t best = Taxonomy::kNone, second = Taxonomy::kNone;
+    for (uint32_t t : touched_) {
+      if (tax_.parent_index(t) != node || support_[t] == 0) continue;
+      if (best == Taxonomy::kNone || support_[t] > support_[best] ||
+          (support_[t] == support_[best] && tax_.taxid_at(t) < tax_.taxid_at(best))) {
+        second = best;
+        best = t;
+      } else if (second == Taxonomy::kNone || support_[t] > support_[second]) {
+        second = t;
+      }
+    }
+    if (best == Taxonomy::kNone || support_[best] < need) break;
+    if (second != Taxonomy::kNone && support_[second] >= (1.0 - params_.margin) * support_[best]) {
+      competing = true;
+      break;
+    }
+    node = best;
+  }
+  c.taxid = tax_.taxid_at(node);
+  c.score = double(support_[node]) / kmers;
+  c.type = (!competing && (flags_[node] & kDirect)) ? MatchType::direct : MatchType::multi;
+  return c;
+}
+
+}  // namespace kmer

@@ -1,0 +1,344 @@
+// classify_driver.cpp - the subcommands behind tools/kmer_main.cpp: placement of the DB,
+// batching reads through the classification kernel (OpenMP, optionally MPI), output files,
+// the lookup benchmark runs and `kmer info`.
+#include <kmer/commands.hpp>
+#include <kmer/database.hpp>
+#include <kmer/error.hpp>
+#include <kmer/kreport.hpp>
+#include <kmer/lookup_bench.hpp>
+#include <kmer/sequence_reader.hpp>
+
+#include <fcntl.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <unordered_map>
+
+#ifdef KMER_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace kmer {
+
+dimmap::Placement DbPlacementOptions::resolve() {
+  if (placement == "in-memory") return flags.memory_placement();
+  if (placement != "external")
+    throw Error("--placement must be in-memory or external (got '" + placement + "')");
+  if (dimmap::parse_backend(flags.backend) == dimmap::Backend::dimmap) {
+    // A fresh buffer per call, so every run starts cold and owns its budget.
+    return dimmap::Placement::dimmap(flags.storage,
+                                     dimmap::Buffer::create(dimmap::parse_size(flags.buffer, "--buffer"), flags.hot_fraction));
+  }
+  dimmap::Placement p = flags.storage_placement();
+  p.advise_random = advise_random;
+  return p;
+}
+
+std::string DbPlacementOptions::describe() {
+  if (placement == "in-memory") return "in-memory(" + (flags.memory_dir.empty() ? std::string("anonymous") : flags.memory_dir) + ")";
+  if (flags.backend == "dimmap") return "dimmap(buffer " + flags.buffer + ")";
+  return "mmap";
+}
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Drops the file's clean pages from the Linux page cache (no root needed).
+void drop_file_cache(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return;
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
+
+std::string temp_name(const std::string& final_path) {
+  return final_path + ".tmp." + std::to_string(::getpid());
+}
+
+void rename_into_place(const std::string& temp, const std::string& final_path) {
+  if (std::rename(temp.c_str(), final_path.c_str()) != 0)
+    fail_at(final_path, 0, std::string("cannot rename output into place: ") + std::strerror(errno));
+}
+
+// Removes a temporary output unless released.
+struct TempFile {
+  std::string path;
+  ~TempFile() {
+    if (!path.empty()) ::unlink(path.c_str());
+  }
+};
+
+struct MpiContext {
+  int rank = 0, size = 1;
+  bool active = false;
+  MpiContext() {
+#ifdef KMER_HAVE_MPI
+    // Only under a launcher: a plain `kmer classify` must not start an MPI runtime.
+    if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK")) {
+      int provided = 0;
+      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      active = true;
+    }
+#endif
+  }
+  ~MpiContext() {
+#ifdef KMER_HAVE_MPI
+    if (active) MPI_Finalize();
+#endif
+  }
+  // True if any rank failed.
+  bool any(bool failed) const {
+#ifdef KMER_HAVE_MPI
+    if (active) {
+      int mine = failed ? 1 : 0, all = 0;
+      MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      return all != 0;
+    }
+#endif
+    return failed;
+  }
+  // Sums the per-taxid counts of all ranks on rank 0.
+  void reduce_counts(std::unordered_map<uint32_t, uint64_t>& counts) const {
+#ifdef KMER_HAVE_MPI
+    if (!active) return;
+    std::vector<uint64_t> flat;
+    for (const auto& [t, c] : counts) {
+      flat.push_back(t);
+      flat.push_back(c);
+    }
+    int n = static_cast<int>(flat.size());
+    std::vector<int> sizes(size), displs(size);
+    MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<uint64_t> all;
+    if (rank == 0) {
+      int total = 0;
+      for (int r = 0; r < size; ++r) {
+        displs[r] = total;
+        total += sizes[r];
+      }
+      all.resize(total);
+    }
+    MPI_Gatherv(flat.data(), n, MPI_UINT64_T, all.data(), sizes.data(), displs.data(), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      counts.clear();
+      for (size_t i = 0; i + 1 < all.size(); i += 2) counts[static_cast<uint32_t>(all[i])] += all[i + 1];
+    }
+#else
+    (void)counts;
+#endif
+  }
+  void barrier() const {
+#ifdef KMER_HAVE_MPI
+    if (active) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+  }
+};
+
+void append_lines(std::ostream& out, std::istream& in, size_t lines, const std::string& source) {
+  std::string line;
+  for (size_t i = 0; i < lines; ++i) {
+    if (!std::getline(in, line)) fail_at(source, 0, "rank output ended early while merging");
+    out << line << '\n';
+  }
+}
+
+}  // namespace
+
+int run_classify(ClassifyCommand& cmd) {
+  MpiContext mpi;
+  const std::string tsv_path = cmd.out + ".tsv", report_path = cmd.out + ".kreport";
+  // Rank files while splitting; rank 0 merges them in input order at the end.
+  TempFile rank_file{mpi.size > 1 ? cmd.out + ".tsv.rank" + std::to_string(mpi.rank) + ".tmp" : temp_name(tsv_path)};
+  std::unordered_map<uint32_t, uint64_t> counts;
+  uint64_t reads = 0, classified = 0, batches = 0, bases = 0;
+  double seconds = 0;
+  std::string error;
+  struct dimmap_stats dstats {};
+  bool have_dstats = false;
+  std::string placement_text = cmd.placement.describe();
+  try {
+    const double t0 = now_seconds();
+    Database db = Database::open(cmd.db, cmd.placement.resolve());
+    const TaxonIndex index(db.taxonomy());
+    const unsigned threads = cmd.threads ? cmd.threads : static_cast<unsigned>(omp_get_max_threads());
+    std::vector<std::unique_ptr<ReadClassifier>> classifiers;
+    for (unsigned t = 0; t < threads; ++t) classifiers.push_back(std::make_unique<ReadClassifier>(db, index, cmd.params));
+    std::ofstream out(rank_file.path);
+    if (!out) fail_at(rank_file.path, 0, "cannot create output file");
+    if (mpi.rank == 0 && mpi.size == 1) out << "read_id\ttaxid\tscore\tmatch_type\n";
+    SequenceReader reader(cmd.reads);
+    std::vector<SequenceRecord> batch;
+    std::vector<Classification> results;
+    double last_note = now_seconds();
+    for (;;) {
+      const size_t n = reader.next_batch(batch, cmd.batch_reads);
+      if (n == 0) break;
+      const bool mine = batches++ % static_cast<uint64_t>(mpi.size) == static_cast<uint64_t>(mpi.rank);
+      if (!mine) continue;
+      results.resize(n);
+      const int64_t count = static_cast<int64_t>(n);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
+      for (int64_t i = 0; i < count; ++i)
+        results[i] = classifiers[omp_get_thread_num()]->classify(batch[i].sequence);
+      char score[32];
+      for (size_t i = 0; i < n; ++i) {
+        const Classification& c = results[i];
+        std::snprintf(score, sizeof score, "%.4f", c.score);
+        out << batch[i].id << '\t' << c.taxid << '\t' << score << '\t' << to_string(c.type) << '\n';
+        ++counts[c.taxid];
+        classified += c.taxid != 0;
+        bases += batch[i].sequence.size();
+      }
+      reads += n;
+      if (cmd.progress && now_seconds() - last_note > 5) {
+        last_note = now_seconds();
+        std::fprintf(stderr, "kmer classify: %llu reads%s\n", static_cast<unsigned long long>(reads),
+                     mpi.size > 1 ? (" on rank " + std::to_string(mpi.rank)).c_str() : "");
+      }
+    }
+    out.close();
+    if (!out) fail_at(rank_file.path, 0, "cannot write output file");
+    seconds = now_seconds() - t0;
+    if (db.region().backend() == dimmap::Backend::dimmap && dimmap_stats_for(db.region().data(), &dstats) == 0)
+      have_dstats = true;
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (!error.empty()) std::fprintf(stderr, "kmer classify: %s\n", error.c_str());
+  if (mpi.any(!error.empty())) return 1;
+
+  mpi.reduce_counts(counts);
+  mpi.barrier();  // all rank files are complete
+  int rc = 0;
+  if (mpi.rank == 0) {
+    try {
+      TempFile tsv_tmp{temp_name(tsv_path)};
+      if (mpi.size > 1) {
+        // Batches went round robin; every batch but the last has batch_reads reads.
+        uint64_t total = 0;
+        for (const auto& [t, c] : counts) total += c;
+        std::ofstream out(tsv_tmp.path);
+        out << "read_id\ttaxid\tscore\tmatch_type\n";
+        std::vector<std::unique_ptr<std::ifstream>> ins;
+        for (int r = 0; r < mpi.size; ++r)
+          ins.push_back(std::make_unique<std::ifstream>(cmd.out + ".tsv.rank" + std::to_string(r) + ".tmp"));
+        for (uint64_t b = 0, done = 0; done < total; ++b) {
+          const uint64_t n = std::min<uint64_t>(cmd.batch_reads, total - done);
+          append_lines(out, *ins[b % mpi.size], n, cmd.out);
+          done += n;
+        }
+        out.close();
+        if (!out) fail_at(tsv_tmp.path, 0, "cannot write output file");
+        reads = total;
+        classified = total - (counts.count(0) ? counts[0] : 0);
+      } else {
+        tsv_tmp.path.swap(rank_file.path);  // already complete under a temporary name
+      }
+      Database db = Database::open(cmd.db);  // the taxonomy for the report (header + small section)
+      TempFile report_tmp{temp_name(report_path)};
+      {
+        std::ofstream rep(report_tmp.path);
+        write_kreport(rep, db.taxonomy(), counts);
+        rep.close();
+        if (!rep) fail_at(report_tmp.path, 0, "cannot write report");
+      }
+      rename_into_place(tsv_tmp.path, tsv_path);
+      tsv_tmp.path.clear();
+      rename_into_place(report_tmp.path, report_path);
+      report_tmp.path.clear();
+      std::fprintf(stderr,
+                   "kmer classify: %llu reads, %.2f%% classified, %.2f s, %.0f reads/s, %d rank(s), DB %s\n",
+                   static_cast<unsigned long long>(reads), reads ? 100.0 * classified / reads : 0.0, seconds,
+                   seconds > 0 ? reads / seconds : 0.0, mpi.size, placement_text.c_str());
+      if (have_dstats)
+        std::fprintf(stderr, "kmer classify: dimmap faults %llu misses %llu recoveries %llu evictions %llu\n",
+                     static_cast<unsigned long long>(dstats.faults), static_cast<unsigned long long>(dstats.misses),
+                     static_cast<unsigned long long>(dstats.recoveries),
+                     static_cast<unsigned long long>(dstats.evictions));
+      std::printf("reads\t%llu\nclassified\t%llu\nseconds\t%.3f\nreads_per_second\t%.1f\nbases\t%llu\n",
+                  static_cast<unsigned long long>(reads), static_cast<unsigned long long>(classified), seconds,
+                  seconds > 0 ? reads / seconds : 0.0, static_cast<unsigned long long>(bases));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kmer classify: %s\n", e.what());
+      rc = 1;
+    }
+  }
+  mpi.barrier();  // rank files stay until rank 0 has merged them
+  return rc;
+}
+
+int run_lookup(LookupCommand& cmd) {
+  // The k from the header, without mapping the DB on the placement under test.
+  const Database probe = Database::open(cmd.db);
+  const unsigned k = probe.k();
+  const std::string kind = to_string(probe.kind());
+  const uint64_t db_bytes = probe.file_bytes();
+  std::vector<uint64_t> kmers = cmd.kmers_file.empty() ? kmers_from_reads(cmd.reads, k, cmd.max_kmers)
+                                                        : kmers_from_text(cmd.kmers_file, k, cmd.max_kmers);
+  if (kmers.empty()) throw Error(cmd.reads + ": no k-mers of length " + std::to_string(k));
+  const bool new_csv = !cmd.csv.empty() && ::access(cmd.csv.c_str(), F_OK) != 0;
+  std::ofstream csv;
+  if (!cmd.csv.empty()) {
+    csv.open(cmd.csv, std::ios::app);
+    if (!csv) fail_at(cmd.csv, 0, "cannot open CSV output");
+    if (new_csv) csv << "index,placement,threads,run,lookups,hits,seconds,lookups_per_s,hit_rate,db_bytes\n";
+  }
+  std::printf("%-10s %-22s %7s %4s %12s %9s %12s %8s\n", "index", "placement", "threads", "run", "lookups", "seconds",
+              "lookups/s", "hit_rate");
+  for (unsigned threads : cmd.threads) {
+    for (unsigned run = 0; run < cmd.repeat; ++run) {
+      if (cmd.cold) drop_file_cache(cmd.db);
+      const std::string where = cmd.placement.describe();
+      Database db = Database::open(cmd.db, cmd.placement.resolve());
+      const LookupResult r = run_lookups(db, kmers, threads);
+      std::printf("%-10s %-22s %7u %4u %12llu %9.3f %12.0f %8.4f\n", kind.c_str(), where.c_str(), threads, run,
+                  static_cast<unsigned long long>(r.lookups), r.seconds, r.lookups_per_second(), r.hit_rate());
+      std::fflush(stdout);
+      if (csv)
+        csv << kind << ',' << where << ',' << threads << ',' << run << ',' << r.lookups << ',' << r.hits << ','
+            << r.seconds << ',' << r.lookups_per_second() << ',' << r.hit_rate() << ',' << db_bytes << '\n';
+    }
+  }
+  return 0;
+}
+
+int run_info(const std::string& path, bool verify) {
+  const Database db = Database::open(path);
+  const DbHeader& h = db.header();
+  std::printf("file\t%s\nformat_version\t%u\nindex\t%s\nk\t%u\nkmers\t%llu\nlists\t%llu\ninline_kmers\t%llu\n"
+              "genomes\t%llu\nreference_bases\t%llu\nmax_taxa\t%u\ntaxa_in_taxonomy\t%zu\nfile_bytes\t%llu\n",
+              path.c_str(), h.version, to_string(db.kind()), h.k, static_cast<unsigned long long>(h.kmer_count),
+              static_cast<unsigned long long>(h.list_count), static_cast<unsigned long long>(h.inline_count),
+              static_cast<unsigned long long>(h.genome_count), static_cast<unsigned long long>(h.reference_bases),
+              h.max_taxa, db.taxonomy().size(), static_cast<unsigned long long>(h.file_bytes));
+  if (db.kind() == IndexKind::two_level)
+    std::printf("prefix_bits\t%u\nentry_bytes\t%u\n", h.prefix_bits, h.entry_bytes);
+  else
+    std::printf("buckets\t%llu\n", static_cast<unsigned long long>(h.bucket_count));
+  for (uint32_t s = 0; s < kSectionCount; ++s)
+    if (h.sections[s].bytes)
+      std::printf("section.%s\t%llu bytes at %llu\n", section_name(s),
+                  static_cast<unsigned long long>(h.sections[s].bytes),
+                  static_cast<unsigned long long>(h.sections[s].offset));
+  if (verify) {
+    db.verify();
+    std::printf("verify\tok (all section CRCs match)\n");
+  }
+  return 0;
+}
+
+}  // namespace kmer

@@ -1,0 +1,140 @@
+// kmer - LMAT-style k-mer classifier on memory-mapped databases.
+//   kmer build     reference genomes + NCBI taxonomy -> DB (two-level or gnu-hash index)
+//   kmer classify  reads -> PREFIX.tsv + PREFIX.kreport (OpenMP; mpirun splits reads)
+//   kmer lookup    raw k-mer lookup benchmark over a thread sweep
+//   kmer info      DB header (and --verify: every section CRC)
+// This file only parses arguments; the work is in libkmer.
+#include <kmer/commands.hpp>
+#include <kmer/db_builder.hpp>
+#include <kmer/error.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+namespace {
+
+void add_placement(CLI::App* app, kmer::DbPlacementOptions& p) {
+  app->add_option("--placement", p.placement,
+                  "in-memory: copy the DB to tmpfs (--memory-dir); external: on storage behind --backend")
+      ->check(CLI::IsMember({"in-memory", "external"}))
+      ->capture_default_str();
+  p.flags.add_to(*app);
+  app->add_flag("--advise-random", p.advise_random, "mmap backend: MADV_RANDOM on the DB (no readahead)");
+}
+
+std::vector<unsigned> parse_list(const std::string& text) {
+  std::vector<unsigned> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    unsigned long v = 0;
+    try {
+      v = std::stoul(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != item.size() || v == 0 || v > 4096) throw CLI::ValidationError("--threads", "bad thread count '" + item + "'");
+    out.push_back(static_cast<unsigned>(v));
+  }
+  if (out.empty()) throw CLI::ValidationError("--threads", "empty list");
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kmer: LMAT-style metagenomic classifier on a memory-mapped k-mer database"};
+  app.require_subcommand(1);
+
+  kmer::BuildOptions build;
+  std::string index = "two-level", memory = "1G";
+  bool quiet = false;
+  auto* b = app.add_subcommand("build", "Build a k-mer DB from genomes (path<TAB>taxid) and an NCBI taxonomy");
+  b->add_option("--k", build.k, "k-mer length (1..32)")->check(CLI::Range(1, 32))->capture_default_str();
+  b->add_option("--taxonomy", build.taxonomy_dir, "Directory with nodes.dmp and names.dmp")->required();
+  b->add_option("--genomes", build.genome_list, "Genome list: path<TAB>taxid per line")->required();
+  b->add_option("--index", index, "Index: two-level or gnu-hash")
+      ->check(CLI::IsMember({"two-level", "gnu-hash"}))
+      ->capture_default_str();
+  b->add_option("--out", build.out, "Output DB file (written under a temporary name, renamed at the end)")->required();
+  b->add_option("--memory", memory, "Memory budget for sorting partitions (e.g. 512M, 4G)")->capture_default_str();
+  b->add_option("--max-taxa", build.max_taxa, "Longer taxa lists are reduced toward their LCA (0 = no limit)")
+      ->capture_default_str();
+  b->add_option("--temp-dir", build.temp_dir, "Scratch directory (default: the output's directory)");
+  b->add_option("--threads", build.threads, "Threads for scanning genomes (0 = all)");
+  b->add_flag("--quiet", quiet, "No progress bar");
+
+  kmer::ClassifyCommand cls;
+  auto* c = app.add_subcommand("classify", "Classify reads (FASTA/FASTQ, gzip ok) -> PREFIX.tsv, PREFIX.kreport");
+  c->add_option("--db", cls.db, "k-mer DB (kmer build)")->required();
+  c->add_option("--reads", cls.reads, "Reads: FASTA or FASTQ, plain or gzip")->required();
+  c->add_option("--out", cls.out, "Output prefix")->required();
+  c->add_option("--threads", cls.threads, "OpenMP threads (0 = all)");
+  c->add_option("--min-support", cls.params.min_support, "Share of a read's k-mers the chosen taxon needs")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  c->add_option("--min-hits", cls.params.min_hits, "k-mers the chosen taxon needs at least")->capture_default_str();
+  c->add_option("--margin", cls.params.margin, "Best child must beat the runner-up by this share")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  c->add_option("--batch", cls.batch_reads, "Reads per batch (and per MPI block)")->check(CLI::PositiveNumber);
+  bool cls_quiet = false;
+  c->add_flag("--quiet", cls_quiet, "No progress lines");
+  add_placement(c, cls.placement);
+
+  kmer::LookupCommand look;
+  std::string threads_list = "1";
+  bool warm = false;
+  auto* l = app.add_subcommand("lookup", "Raw k-mer lookup benchmark (lookups/s and hit rate over a thread sweep)");
+  l->add_option("--db", look.db, "k-mer DB")->required();
+  auto* reads_opt = l->add_option("--reads", look.reads, "Take every k-mer of these reads (FASTA/FASTQ, gzip ok)");
+  auto* kmers_opt = l->add_option("--kmers", look.kmers_file, "Text file, one k-mer per line");
+  reads_opt->excludes(kmers_opt);
+  l->add_option("--threads", threads_list, "Thread counts to sweep, e.g. 1,2,4")->capture_default_str();
+  l->add_option("--max-kmers", look.max_kmers, "Use at most this many k-mers (0 = all)");
+  l->add_option("--repeat", look.repeat, "Runs per thread count")->check(CLI::PositiveNumber);
+  l->add_flag("--warm", warm, "Do not drop the DB from the cache before each run");
+  l->add_option("--csv", look.csv, "Append results to this CSV file");
+  add_placement(l, look.placement);
+
+  std::string info_db;
+  bool verify = false;
+  auto* i = app.add_subcommand("info", "Print a DB's header; --verify checks every section's CRC");
+  i->add_option("--db", info_db, "k-mer DB")->required();
+  i->add_flag("--verify", verify, "Read the whole DB and check its CRCs");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*b) {
+      build.index = kmer::parse_index_kind(index.c_str());
+      build.memory_bytes = dimmap::parse_size(memory, "--memory");
+      build.progress = !quiet;
+      const kmer::BuildStats s = kmer::build_database(build);
+      std::fprintf(stderr,
+                   "kmer build: %llu genomes, %llu bases, %llu distinct %u-mers, %llu taxa lists (%llu reduced), "
+                   "%llu inline, %.1f MiB, %.1f s -> %s\n",
+                   (unsigned long long)s.genomes, (unsigned long long)s.bases, (unsigned long long)s.kmers, build.k,
+                   (unsigned long long)s.lists, (unsigned long long)s.reduced_lists,
+                   (unsigned long long)s.inline_kmers, s.file_bytes / 1048576.0, s.seconds, build.out.c_str());
+      return 0;
+    }
+    if (*c) {
+      cls.progress = !cls_quiet;
+      return kmer::run_classify(cls);
+    }
+    if (*l) {
+      if (look.reads.empty() && look.kmers_file.empty()) throw kmer::Error("kmer lookup needs --reads or --kmers");
+      look.threads = parse_list(threads_list);
+      look.cold = !warm;
+      return kmer::run_lookup(look);
+    }
+    if (*i) return kmer::run_info(info_db, verify);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kmer %s: %s\n", app.get_subcommands().front()->get_name().c_str(), e.what());
+    return 1;
+  }
+  return 0;
+}
