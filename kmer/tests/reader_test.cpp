@@ -1,0 +1,100 @@
+// FASTA/FASTQ reader: good input (plain, gzip, multi-line) and every malformed case of the
+// issue, each with the file name and line in the message.
+#include <kmer/error.hpp>
+#include <kmer/sequence_reader.hpp>
+
+#include <zlib.h>
+
+#include "test_util.hpp"
+
+namespace {
+
+using kmer_test::ScratchDir;
+
+std::vector<kmer::SequenceRecord> read_all(const std::string& path) {
+  kmer::SequenceReader r(path);
+  std::vector<kmer::SequenceRecord> out;
+  kmer::SequenceRecord rec;
+  while (r.next(rec)) out.push_back(rec);
+  return out;
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    read_all(path);
+  } catch (const kmer::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void gzip_file(const std::string& text, const std::string& path, bool truncate = false) {
+  gzFile gz = gzopen(path.c_str(), "wb");
+  gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(gz);
+  if (truncate) {
+    FILE* f = std::fopen(path.c_str(), "rb+");
+    std::fseek(f, 0, SEEK_END);
+    const long n = std::ftell(f);
+    std::fclose(f);
+    ASSERT_EQ(::truncate(path.c_str(), n / 2), 0);
+  }
+}
+
+TEST(Reader, FastaMultiLineAndFastqMixed) {
+  ScratchDir d;
+  const auto p = d.write("a.fa", ">one desc\nACGT\nNNac\n\n>two\nGG\n");
+  auto recs = read_all(p);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].id, "one");
+  EXPECT_EQ(recs[0].sequence, "ACGTNNac");
+  EXPECT_EQ(recs[1].sequence, "GG");
+  const auto q = d.write("a.fq", "@r1 x\nACGT\n+\n@@@@\n@r2\nAC\nGT\n+r2\nII\nII\n");
+  recs = read_all(q);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].sequence, "ACGT");  // quality starting with '@' is quality
+  EXPECT_EQ(recs[1].id, "r2");
+  EXPECT_EQ(recs[1].sequence, "ACGT");
+}
+
+TEST(Reader, GzipEqualsPlain) {
+  ScratchDir d;
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += "@r" + std::to_string(i) + "\nACGTACGTAC\n+\nIIIIIIIIII\n";
+  const auto plain = d.write("r.fq", text);
+  gzip_file(text, d.file("r.fq.gz"));
+  const auto a = read_all(plain), b = read_all(d.file("r.fq.gz"));
+  ASSERT_EQ(a.size(), 5000u);
+  ASSERT_EQ(b.size(), a.size());
+  EXPECT_EQ(b.back().id, a.back().id);
+}
+
+TEST(Reader, MalformedInputNamesFileAndLine) {
+  ScratchDir d;
+  std::string e = error_of(d.write("noplus.fq", "@r1\nACGT\n@r2\nACGT\n+\nIIII\n"));
+  EXPECT_NE(e.find("noplus.fq:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("'+'"), std::string::npos) << e;
+  e = error_of(d.write("noplus_eof.fq", "@r1\nACGT\n"));
+  EXPECT_NE(e.find("no '+' line"), std::string::npos) << e;
+  e = error_of(d.write("unequal.fq", "@r1\nACGT\n+\nIIIII\n"));
+  EXPECT_NE(e.find("unequal.fq:4"), std::string::npos) << e;
+  EXPECT_NE(e.find("4 bases but quality has 5"), std::string::npos) << e;
+  e = error_of(d.write("short.fq", "@r1\nACGT\n+\nII\n"));
+  EXPECT_NE(e.find("quality"), std::string::npos) << e;
+  e = error_of(d.write("empty.fa", ""));
+  EXPECT_NE(e.find("empty.fa: empty file"), std::string::npos) << e;
+  e = error_of(d.write("blank.fa", "\n\n"));
+  EXPECT_NE(e.find("empty file"), std::string::npos) << e;
+  e = error_of(d.write("junk.fa", "ACGT\n"));
+  EXPECT_NE(e.find("junk.fa:1"), std::string::npos) << e;
+  e = error_of(d.file("missing.fa"));
+  EXPECT_NE(e.find("missing.fa: cannot open"), std::string::npos) << e;
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += ">s" + std::to_string(i) + "\nACGTTGCAACGTTGCA\n";
+  gzip_file(text, d.file("cut.fa.gz"), /*truncate=*/true);
+  e = error_of(d.file("cut.fa.gz"));
+  EXPECT_NE(e.find("cut.fa.gz"), std::string::npos) << e;
+  EXPECT_NE(e.find("gzip"), std::string::npos) << e;
+}
+
+}  // namespace
