@@ -49,11 +49,14 @@ void validate(const Config& c) {
   if (c.mode == Mode::dimmap && c.buffer_bytes) {
     const uint64_t per_proc = c.buffer_bytes / c.procs;
     const uint64_t min = uint64_t{DIMMAP_MIN_BUFFER_PAGES} * 4096;
-    if (per_proc < min)
-      throw Error("--buffer=" + dimmap::format_size(c.buffer_bytes) + " gives each of the " + std::to_string(c.procs) +
-                  " processes " + dimmap::format_size(per_proc) + ", less than the " +
+    if (per_proc < min) {
+      const std::string share = c.procs > 1 ? " gives each of the " + std::to_string(c.procs) + " processes " +
+                                                  dimmap::format_size(per_proc) + ","
+                                            : " is";
+      throw Error("--buffer=" + dimmap::format_size(c.buffer_bytes) + share + " less than the " +
                   std::to_string(DIMMAP_MIN_BUFFER_PAGES) + " pages (" + dimmap::format_size(min) +
                   ") a DI-MMAP buffer needs");
+    }
   }
 }
 
