@@ -162,7 +162,7 @@ void LevelAsyncBfs::reset() {
 }
 
 // pre_visit: lower the vertex's level to `level` with `parent`; true if this visitor won.
-bool LevelAsyncBfs::pre_visit(uint64_t local, vertex_t parent, uint32_t level) {
+inline bool LevelAsyncBfs::pre_visit(uint64_t local, vertex_t parent, uint32_t level) {
   const uint8_t cached = load(arrays_.cache + local);
   if (cached < kCacheSaturated && cached <= level) return false;  // the cache never understates a level
   uint64_t* word = arrays_.progress + local;
@@ -238,7 +238,18 @@ void LevelAsyncBfs::worker_loop(Worker& w) {
     uint32_t idx;
     if (q.pop(idx)) {
       const Chunk& c = q.chunks[idx];
-      for (uint32_t i = 0; i < c.count; ++i) visit(w, c.items[i], c.level);
+      // Software pipeline: the vertex records of visitor i+16 and the first edges of
+      // visitor i+8 are on their way while visitor i is expanded (random accesses that
+      // would otherwise stall on memory, or on a page fault when placed on storage).
+      const vertex_t* targets = graph_.targets - graph_.edge_base;
+      for (uint32_t i = 0; i < c.count; ++i) {
+        if (i + 16 < c.count) {
+          __builtin_prefetch(graph_.offsets + c.items[i + 16]);
+          __builtin_prefetch(arrays_.progress + c.items[i + 16]);
+        }
+        if (i + 8 < c.count) __builtin_prefetch(targets + graph_.offsets[c.items[i + 8]]);
+        visit(w, c.items[i], c.level);
+      }
       while (!w.overflow.empty()) {
         const RemoteVisit v = w.overflow.back();
         w.overflow.pop_back();

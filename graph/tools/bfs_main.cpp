@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*src) opt.source = source;
+    if (opt.flags.memory_dir == "anonymous") opt.flags.memory_dir.clear();  // '' is awkward on command lines
     const graph::BfsSummary s = graph::run_bfs(opt, comm, std::cout);
     if (opt.validate && !s.all_valid) code = 2;
   } catch (const std::exception& e) {
