@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
     // Touch every page with a non-zero byte so each one is really charged.
     for (size_t i = 0; i < bytes; i += 4096) p[i] = static_cast<char>(i >> 12 | 1);
     std::printf("touched %zu MiB\n", mib);
-    return p[bytes / 2] == 0;  // keeps the stores observable
+    const int status = p[bytes / 2] == 0;  // keeps the stores observable
+    std::free(p);
+    return status;
   }
   if (argc == 2 && !std::strcmp(argv[1], "orphan")) {
     if (fork() == 0) {

@@ -21,7 +21,7 @@ class JsonObject {
  public:
   JsonObject& add(const char* key, uint64_t v) { return raw(key, u64(v)); }
   JsonObject& add(const char* key, unsigned v) { return raw(key, std::to_string(v)); }
-  JsonObject& add(const char* key, double v) { return raw(key, fmt("%.6g", v)); }
+  JsonObject& add(const char* key, double v) { return raw(key, fmt("%.10g", v)); }
   JsonObject& add(const char* key, bool v) { return raw(key, v ? "true" : "false"); }
   JsonObject& add(const char* key, const std::string& v) {
     std::string quoted = "\"";
