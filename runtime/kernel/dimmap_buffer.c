@@ -14,6 +14,8 @@
  * extra faults; msync/fsync first unmaps its range (one TLB flush per process for the
  * whole range), then writes the dirty folios back.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/pagemap.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -26,6 +28,7 @@ enum dm_pass {
 	DM_PASS_EVICT,	/* leaving slots: write back, then free */
 	DM_PASS_DROP,	/* resident slots of one link: write back, then free */
 	DM_PASS_SYNC,	/* resident slots of one link: write back */
+	DM_PASS_DISCARD,	/* resident slots of one link: free without writing */
 };
 
 #define DM_SCAN_CHUNK 1024u	/* slots inspected per buf->lock hold when scanning */
@@ -221,7 +224,8 @@ static u32 dm_pass(struct dm_buffer *buf, u32 n, enum dm_pass pass, u64 *written
 		buf->flush[i].dem.link = NULL;
 	}
 	dm_pass_lock(buf, n, pass);
-	dm_pass_write(buf, n, &w, &ios);
+	if (pass != DM_PASS_DISCARD)
+		dm_pass_write(buf, n, &w, &ios);
 	dm_pass_spares(buf, n, pass);
 	for (i = 0; i < n; i++)
 		if (buf->flush[i].err && !*err)
@@ -479,16 +483,11 @@ static u32 dm_sync_collect(struct dm_buffer *buf, struct dm_link *link, pgoff_t 
 	return n;
 }
 
-/*
- * Writes back the link's dirty pages in [first, last] and, with drop, frees them.
- * Pages mapped right now are unmapped first so their dirty bits are seen. Returns 0 or
- * the first writeback error.
- */
-int dm_buffer_sync(struct dm_link *link, pgoff_t first, pgoff_t last, bool drop,
-		   u64 *written, u64 *dropped)
+static int dm_buffer_range(struct dm_link *link, pgoff_t first, pgoff_t last,
+			   enum dm_pass pass, u64 *written, u64 *dropped)
 {
 	struct dm_buffer *buf = link->buf;
-	enum dm_pass pass = drop ? DM_PASS_DROP : DM_PASS_SYNC;
+	bool all = pass != DM_PASS_SYNC;
 	u32 cursor = 0, freed = 0;
 	int err = 0;
 
@@ -499,7 +498,7 @@ int dm_buffer_sync(struct dm_link *link, pgoff_t first, pgoff_t last, bool drop,
 	unmap_mapping_pages(dm_link_mapping(link), first, last - first + 1, false);
 	mutex_lock(&buf->evict_lock);
 	while (cursor < buf->pol.par.npages) {
-		u32 n = dm_sync_collect(buf, link, first, last, drop, &cursor);
+		u32 n = dm_sync_collect(buf, link, first, last, all, &cursor);
 
 		if (n)
 			freed += dm_pass(buf, n, pass, written, &err);
@@ -509,6 +508,24 @@ int dm_buffer_sync(struct dm_link *link, pgoff_t first, pgoff_t last, bool drop,
 	if (dropped)
 		*dropped += freed;
 	return err;
+}
+
+/*
+ * Writes back the link's dirty pages in [first, last] and, with drop, frees them.
+ * Pages mapped right now are unmapped first so their dirty bits are seen. Returns 0 or
+ * the first writeback error.
+ */
+int dm_buffer_sync(struct dm_link *link, pgoff_t first, pgoff_t last, bool drop,
+		   u64 *written, u64 *dropped)
+{
+	return dm_buffer_range(link, first, last, drop ? DM_PASS_DROP : DM_PASS_SYNC,
+			       written, dropped);
+}
+
+/* Frees all the link's pages without writing them (writeback failed at unload). */
+void dm_buffer_discard(struct dm_link *link)
+{
+	dm_buffer_range(link, 0, link->npages - 1, DM_PASS_DISCARD, NULL, NULL);
 }
 
 /* ---- statistics ---- */

@@ -7,6 +7,8 @@
  * below go straight to the device and the pages are not cached a second time in the
  * Linux page cache; a block device and a regular file take the same path.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fs.h>
 #include <linux/uio.h>
 

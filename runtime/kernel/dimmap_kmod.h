@@ -112,6 +112,7 @@ void dm_buffer_destroy(struct dm_buffer *buf);
 int dm_buffer_fault(struct dm_link *link, pgoff_t pgoff, struct folio **out);
 int dm_buffer_sync(struct dm_link *link, pgoff_t first, pgoff_t last, bool drop,
 		   u64 *written, u64 *dropped);
+void dm_buffer_discard(struct dm_link *link);
 void dm_buffer_stats(struct dm_buffer *buf, struct dimmap_kstats *out);
 
 /* dimmap_io.c: reads and writes of the backing file */

@@ -8,6 +8,8 @@
  * node it was opened through. The fault handler follows drivers/uio/uio.c: it hands
  * the core a referenced page and lets it install the page-table entry.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/file.h>
 #include <linux/idr.h>
 #include <linux/kdev_t.h>
@@ -199,7 +201,7 @@ static int dm_link_register(struct dm_link *link)
 		idr_alloc(&dm_links, link, 0, DIMMAP_MAX_LINKS, GFP_KERNEL);
 	mutex_unlock(&dm_links_lock);
 	if (id < 0)
-		return id == -ENOSPC ? -ENOSPC : id;
+		return id;
 	link->id = id;
 	snprintf(link->name, sizeof(link->name), DIMMAP_DEV_PREFIX "%d", id);
 	link->misc.minor = MISC_DYNAMIC_MINOR;
@@ -288,21 +290,25 @@ void dm_link_unlink_all(void)
 	int id;
 
 	idr_for_each_entry(&dm_links, link, id) {
-		int err = dm_link_unlink(id);
-
-		if (err)
-			pr_err("%s: unlink at unload failed (%d): dirty pages lost\n", link->name,
-			       err);
-		if (err) {
-			mutex_lock(&dm_links_lock);
-			idr_remove(&dm_links, id);
-			mutex_unlock(&dm_links_lock);
-			misc_deregister(&link->misc);
-			dm_buffer_sync(link, 0, link->npages - 1, true, NULL, NULL);
-			dm_link_put(link);
-		}
+		if (!dm_link_unlink(id))
+			continue;
+		pr_err("%s: writeback failed at unload: its dirty pages are lost\n", link->name);
+		idr_remove(&dm_links, id);
+		misc_deregister(&link->misc);
+		dm_buffer_discard(link);
+		dm_link_put(link);
 	}
 	idr_destroy(&dm_links);
+}
+
+static void dm_link_path(struct file *file, char *out, size_t len)
+{
+	char *buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	char *path = buf ? d_path(&file->f_path, buf, PATH_MAX) : ERR_PTR(-ENOMEM);
+
+	if (!IS_ERR(path))
+		strscpy(out, path, len);
+	kfree(buf);
 }
 
 int dm_link_info(u32 id, struct dimmap_link_info *info)
@@ -328,6 +334,7 @@ int dm_link_info(u32 id, struct dimmap_link_info *info)
 	info->rdev_major = S_ISBLK(inode->i_mode) ? MAJOR(inode->i_rdev) : 0;
 	info->rdev_minor = S_ISBLK(inode->i_mode) ? MINOR(inode->i_rdev) : 0;
 	info->ino = inode->i_ino;
+	dm_link_path(file, info->path, sizeof(info->path));
 	dm_link_put(link);
 	return 0;
 }

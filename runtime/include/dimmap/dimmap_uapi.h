@@ -80,6 +80,7 @@ struct dimmap_link_info {
 	__u32 rdev_major;	/* out: st_rdev of a backing block device, else 0 */
 	__u32 rdev_minor;
 	__u64 ino;		/* out: st_ino of the backing file */
+	char path[256];		/* out: its path when linked (truncated), "" if unknown */
 };
 
 /*

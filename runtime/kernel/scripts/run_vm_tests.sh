@@ -1,0 +1,125 @@
+#!/bin/sh
+# run_vm_tests.sh - boots the dimmap.ko tests in a qemu VM (TCG) and checks the result.
+#
+#   run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--bench] [--keep]
+#
+# --bin holds the static programs (dimmap-vmtest, dimmapctl-static, dimmap-api-vmtest
+# and, for --bench, lriot-static). The host writes two disk images with a known pattern,
+# packs a busybox initramfs with the module, the virtio drivers of the kernel it boots
+# and test/vm_init.sh as /init, boots it with a timeout, reads the verdict from the
+# serial console, then replays the VM's workload on the host and compares the disk
+# images with it: the test passes with zero mismatched pages.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+kernel_dir=$(dirname "$here")
+module="" bin="" work="" bench=0 keep=0
+for arg in "$@"; do
+	case $arg in
+	--module=*) module=${arg#*=} ;;
+	--bin=*) bin=${arg#*=} ;;
+	--work=*) work=${arg#*=} ;;
+	--bench) bench=1 ;;
+	--keep) keep=1 ;;
+	*) echo "run_vm_tests.sh: unknown argument $arg" >&2; exit 2 ;;
+	esac
+done
+[ -n "$module" ] && [ -n "$bin" ] && [ -n "$work" ] || {
+	echo "usage: run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--bench] [--keep]" >&2
+	exit 2
+}
+for tool in qemu-system-x86_64 cpio gzip; do
+	command -v $tool >/dev/null || { echo "run_vm_tests.sh: $tool is missing (scripts/setup installs it)" >&2; exit 1; }
+done
+[ -f "$module" ] || { echo "run_vm_tests.sh: no module at $module (run the kernel_module_build test)" >&2; exit 1; }
+rel=$("$here/find_kernel.sh")
+vmtest=$bin/dimmap-vmtest
+
+# Workload sizes: each buffer (BUFFER_SIZE) is much smaller than the disks.
+VDA_PAGES=8192 VDA_SEED=11 VDB_PAGES=2048 VDB_SEED=22
+THREADS=4 OPS=1500 WRITE_PCT=30 SHARED=64 BUFFER_SIZE=1M
+plan_a="--pages=$VDA_PAGES --seed=$VDA_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
+plan_b="--pages=$VDB_PAGES --seed=$VDB_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
+
+rm -rf "$work"
+mkdir -p "$work/root/bin" "$work/root/lib/modules" "$work/root/etc" "$work/root/proc" \
+	"$work/root/sys" "$work/root/dev" "$work/root/tmp"
+cleanup() {
+	[ "$keep" = 1 ] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The initramfs.
+root=$work/root
+cp /bin/busybox "$root/bin/busybox"
+cp "$kernel_dir/test/vm_init.sh" "$root/init"
+chmod +x "$root/init"
+cp "$module" "$root/lib/dimmap.ko"
+# The virtio disk drivers and what they need, in load order (from modules.dep: a
+# module's dependencies are listed so that the last one loads first).
+dep_order() {
+	line=$(grep -E "(^|/)$1\.ko(\.xz|\.zst)?:" "/lib/modules/$rel/modules.dep") || {
+		echo "run_vm_tests.sh: $1 is not in /lib/modules/$rel/modules.dep" >&2
+		exit 1
+	}
+	echo "${line%%:*}"
+	for dep in ${line#*:}; do echo "$dep"; done
+}
+for m in virtio_pci virtio_blk; do dep_order $m | awk '{ a[NR] = $0 } END { for (i = NR; i > 0; i--) print a[i] }'; done |
+	awk '!seen[$0]++' > "$work/modules.order"
+: > "$root/lib/modules/order"
+while read -r path; do
+	name=$(basename "$path")
+	name=${name%%.ko*}
+	case $path in
+	*.ko) cp "/lib/modules/$rel/$path" "$root/lib/modules/$name.ko" ;;
+	*.ko.xz) xz -dc "/lib/modules/$rel/$path" > "$root/lib/modules/$name.ko" ;;
+	*.ko.zst) zstd -qdc "/lib/modules/$rel/$path" > "$root/lib/modules/$name.ko" ;;
+	esac
+	echo "$name" >> "$root/lib/modules/order"
+done < "$work/modules.order"
+cp "$vmtest" "$root/bin/dimmap-vmtest"
+cp "$bin/dimmapctl-static" "$root/bin/dimmapctl"
+cp "$bin/dimmap-api-vmtest" "$root/bin/dimmap-api-vmtest"
+cat > "$root/etc/dmt.conf" <<EOF
+VDA_PAGES=$VDA_PAGES VDA_SEED=$VDA_SEED VDB_PAGES=$VDB_PAGES VDB_SEED=$VDB_SEED
+THREADS=$THREADS OPS=$OPS WRITE_PCT=$WRITE_PCT SHARED=$SHARED BUFFER_SIZE=$BUFFER_SIZE
+EOF
+drives=""
+if [ "$bench" = 1 ]; then
+	cp "$bin/lriot-static" "$root/bin/lriot"
+	cp "$here/vm_bench.sh" "$root/bench.sh"
+	truncate -s 160M "$work/vdc.img"
+	drives="-drive file=$work/vdc.img,format=raw,if=virtio"
+fi
+(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$work/initramfs.gz"
+
+# The disks: a known pattern that the VM rewrites in part.
+"$vmtest" mkimage --image="$work/vda.img" --pages=$VDA_PAGES --seed=$VDA_SEED
+"$vmtest" mkimage --image="$work/vdb.img" --pages=$VDB_PAGES --seed=$VDB_SEED
+
+# Boot. KVM is not available here (and hangs on this host): TCG only.
+console=$work/console.log
+status=0
+# shellcheck disable=SC2086
+timeout 800 qemu-system-x86_64 -nographic -no-reboot -m 512M -smp 2 \
+	-kernel "/boot/vmlinuz-$rel" -initrd "$work/initramfs.gz" \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=4 rdinit=/init" \
+	-drive "file=$work/vda.img,format=raw,if=virtio" \
+	-drive "file=$work/vdb.img,format=raw,if=virtio" $drives \
+	</dev/null >"$console" 2>&1 || status=$?
+tr -d '\r' < "$console" | grep -E '^(DMT-|workload|verify|buffer|ioctl|file link|libdimmap|without|MemAvailable|FAIL|mismatch|/dev/dimmap|dimmap.ko|LRIOT|BENCH)' || true
+if [ "$status" != 0 ]; then
+	echo "run_vm_tests.sh: qemu exited with status $status (124 = timeout); console:" >&2
+	tail -n 80 "$console" >&2
+	exit 1
+fi
+if ! tr -d '\r' < "$console" | grep -q '^DMT-VERDICT PASS'; then
+	echo "run_vm_tests.sh: the VM did not report DMT-VERDICT PASS; console:" >&2
+	tail -n 120 "$console" >&2
+	exit 1
+fi
+
+# The disk images must hold exactly what replaying the workload predicts.
+"$vmtest" verify --image="$work/vda.img" $plan_a
+"$vmtest" verify --image="$work/vdb.img" $plan_b
+echo "run_vm_tests.sh: PASS (kernel $rel)"

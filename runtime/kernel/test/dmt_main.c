@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * dimmap-vmtest - the checks the qemu harness runs inside the VM, and the image maker
+ * and checker it runs on the host. Static, so it needs nothing from the initramfs.
+ *
+ *   dimmap-vmtest mkimage --image=F --pages=N --seed=S          (host: initial disk)
+ *   dimmap-vmtest verify --image=F PLAN                         (expected after workload)
+ *   dimmap-vmtest workload --dev=/dev/dimmapN PLAN              (random reads and writes)
+ *   dimmap-vmtest independent --dev=/dev/dimmapN --quiet-buffer=B PLAN
+ *   dimmap-vmtest ioctls --blockdev=/dev/vdX --buffers=N
+ *   dimmap-vmtest filelink --dir=DIR --buffer=B
+ * PLAN: --pages=N --seed=S [--shared=N] [--threads=N] [--ops=N] [--write-pct=P]
+ * Exit status 0 when every check passed; failures print lines starting with FAIL.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dmt.h"
+
+struct dmt_args {
+	struct dmt_plan plan;
+	const char *image, *dev, *blockdev, *dir;
+	int buffers, buffer, quiet_buffer;
+};
+
+static int dmt_parse(int argc, char **argv, struct dmt_args *a)
+{
+	static const struct option opts[] = {
+		{ "image", required_argument, 0, 'i' },	{ "pages", required_argument, 0, 'p' },
+		{ "seed", required_argument, 0, 's' },	{ "shared", required_argument, 0, 'S' },
+		{ "threads", required_argument, 0, 't' }, { "ops", required_argument, 0, 'o' },
+		{ "write-pct", required_argument, 0, 'w' }, { "dev", required_argument, 0, 'd' },
+		{ "blockdev", required_argument, 0, 'b' }, { "buffers", required_argument, 0, 'B' },
+		{ "buffer", required_argument, 0, 'u' }, { "dir", required_argument, 0, 'D' },
+		{ "quiet-buffer", required_argument, 0, 'q' }, { 0, 0, 0, 0 },
+	};
+	int c;
+
+	*a = (struct dmt_args){ .plan = { .threads = 4, .ops = 1000, .write_pct = 30 },
+				.buffers = 1, .dir = "/tmp" };
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': a->image = optarg; break;
+		case 'p': a->plan.npages = strtoull(optarg, NULL, 0); break;
+		case 's': a->plan.seed = strtoull(optarg, NULL, 0); break;
+		case 'S': a->plan.shared = strtoull(optarg, NULL, 0); break;
+		case 't': a->plan.threads = (unsigned int)atoi(optarg); break;
+		case 'o': a->plan.ops = (unsigned int)atoi(optarg); break;
+		case 'w': a->plan.write_pct = (unsigned int)atoi(optarg); break;
+		case 'd': a->dev = optarg; break;
+		case 'b': a->blockdev = optarg; break;
+		case 'B': a->buffers = atoi(optarg); break;
+		case 'u': a->buffer = atoi(optarg); break;
+		case 'D': a->dir = optarg; break;
+		case 'q': a->quiet_buffer = atoi(optarg); break;
+		default: return DMT_FAIL("unknown option; see the comment in dmt_main.c");
+		}
+	}
+	return 0;
+}
+
+static int dmt_verify(const struct dmt_args *a)
+{
+	uint32_t *versions = dmt_versions_new(&a->plan);
+	long long bad;
+
+	if (!a->image || !versions)
+		return DMT_FAIL("verify needs --image");
+	dmt_replay(&a->plan, versions);
+	bad = dmt_verify_file(a->image, &a->plan, versions);
+	free(versions);
+	printf("verify %s: %lld of %llu pages differ from the replayed workload\n", a->image,
+	       bad, (unsigned long long)a->plan.npages);
+	return bad != 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+	struct dmt_args a;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (dmt_parse(argc - 1, argv + 1, &a))
+		return 2;
+	if (!strcmp(cmd, "mkimage"))
+		return a.image && a.plan.npages ? dmt_make_image(a.image, &a.plan) != 0 : 2;
+	if (!strcmp(cmd, "ioctls") && a.blockdev)
+		return dmt_check_ioctls(a.blockdev, a.buffers) != 0;
+	if (!strcmp(cmd, "filelink"))
+		return dmt_check_file_link(a.dir, a.buffer) != 0;
+	if (dmt_plan_check(&a.plan))
+		return 2;
+	if (!strcmp(cmd, "verify"))
+		return dmt_verify(&a);
+	if (!strcmp(cmd, "workload") && a.dev)
+		return dmt_run_workload(a.dev, &a.plan) != 0;
+	if (!strcmp(cmd, "independent") && a.dev)
+		return dmt_check_independent(a.quiet_buffer, a.dev, &a.plan) != 0;
+	fprintf(stderr, "usage: see the comment at the top of dmt_main.c\n");
+	return 2;
+}

@@ -1,0 +1,107 @@
+#!/bin/busybox sh
+# /init of the dimmap.ko test VM (packed by scripts/run_vm_tests.sh). Runs every check,
+# prints "DMT-PASS name" / "DMT-FAIL name" lines and a final "DMT-VERDICT PASS|FAIL" on
+# the serial console, then powers off. The host reads the verdict and checks the disks.
+# Settings come from /etc/dmt.conf (written by the host harness).
+/bin/busybox --install -s /bin
+export PATH=/bin
+mkdir -p /proc /sys /dev /tmp
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+. /etc/dmt.conf
+
+failed=0
+check() {
+	name=$1
+	shift
+	echo "DMT-RUN $name: $*"
+	if "$@"; then
+		echo "DMT-PASS $name"
+	else
+		echo "DMT-FAIL $name"
+		failed=1
+	fi
+}
+
+finish() {
+	if [ "$failed" = 0 ]; then echo "DMT-VERDICT PASS"; else echo "DMT-VERDICT FAIL"; fi
+	sync
+	poweroff -f
+}
+
+mem_available_kb() {
+	awk '/^MemAvailable:/ { print $2 }' /proc/meminfo
+}
+
+# Loads the module and checks that its buffers took (at least) the memory they should.
+load_dimmap() {
+	before=$(mem_available_kb)
+	insmod /lib/dimmap.ko "$@" || return 1
+	after=$(mem_available_kb)
+	echo "MemAvailable: $before kB before insmod, $after kB after"
+}
+
+# Loads and unloads a large buffer; the memory must come back (no leaked pages).
+check_no_leak() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	before=$(mem_available_kb)
+	insmod /lib/dimmap.ko buffer_size=96M || return 1
+	loaded=$(mem_available_kb)
+	rmmod dimmap || return 1
+	echo 3 > /proc/sys/vm/drop_caches
+	after=$(mem_available_kb)
+	echo "MemAvailable: $before kB, $loaded kB with a 96 MiB buffer, $after kB after rmmod"
+	[ $((before - loaded)) -ge 90000 ] && [ $((before - after)) -le 8192 ]
+}
+
+kernel_log_clean() {
+	if dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|general protection|refcount_t|corruption|Bad page'; then
+		return 1
+	fi
+	return 0
+}
+
+plan_a="--pages=$VDA_PAGES --seed=$VDA_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
+plan_b="--pages=$VDB_PAGES --seed=$VDB_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
+
+# Wait for the disks, then run the checks.
+while read -r m; do
+	insmod /lib/modules/$m.ko || echo "DMT-FAIL insmod $m"
+done < /lib/modules/order
+i=0
+while [ ! -b /dev/vdb ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ -b /dev/vda ] && [ -b /dev/vdb ] || { echo "DMT-FAIL disks: no /dev/vda or /dev/vdb"; dmesg | tail -n 30; failed=1; finish; }
+
+check api_without_module dimmap-api-vmtest --expect-missing
+check insmod load_dimmap buffer_size="$BUFFER_SIZE" buffers=2 hot_percent=75 evict_batch=16
+check dimmapctl_version dimmapctl version
+check ioctls dimmap-vmtest ioctls --blockdev=/dev/vdb --buffers=2
+check file_link dimmap-vmtest filelink --dir=/tmp --buffer=1
+
+dev=$(dimmapctl link --buffer=0 /dev/vda)
+check link_vda test "$dev" = /dev/dimmap0
+check workload_vda dimmap-vmtest independent --dev="$dev" --quiet-buffer=1 $plan_a
+dimmapctl list
+dimmapctl stats "$dev"
+check unlink_vda dimmapctl unlink "$dev"
+check verify_vda_in_vm dimmap-vmtest verify --image=/dev/vda $plan_a
+
+dev=$(dimmapctl link --buffer=1 /dev/vdb)
+check link_vdb test -c "$dev"
+check workload_vdb dimmap-vmtest independent --dev="$dev" --quiet-buffer=0 $plan_b
+check unlink_vdb dimmapctl unlink "$dev"
+check verify_vdb_in_vm dimmap-vmtest verify --image=/dev/vdb $plan_b
+
+check libdimmap_kmod dimmap-api-vmtest --dir=/tmp
+check rmmod rmmod dimmap
+check no_leak check_no_leak
+[ -x /bench.sh ] && . /bench.sh
+check kernel_log kernel_log_clean
+[ "$failed" = 0 ] || dmesg | tail -n 60
+finish
