@@ -194,6 +194,23 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
     summary.results.push_back(std::move(r));
   }
 
+  // The DI-MMAP buffer's counters over all searches (and the untimed resets between them).
+  std::shared_ptr<dimmap::Buffer> buffer;
+  for (BfsFile f : kBfsFiles)
+    if (where[f].backend == dimmap::Backend::dimmap) buffer = where[f].buffer;
+  if (buffer) {
+    const struct dimmap_stats st = buffer->stats();
+    std::vector<uint64_t> v{st.faults, st.misses, st.recoveries, st.hits, st.hot_promotions, st.evictions,
+                            st.writebacks, st.bytes_read, st.bytes_written};
+    comm.sum(v);
+    if (leader)
+      out << "dimmap buffer " << dimmap::format_size(buffer->config().buffer_bytes) << " (hot fraction "
+          << buffer->config().hot_fraction << "), all ranks: faults " << v[0] << ", misses " << v[1]
+          << ", recoveries " << v[2] << ", hits " << v[3] << ", hot promotions " << v[4] << ", evictions " << v[5]
+          << ", writebacks " << v[6] << ", read " << dimmap::format_size(v[7]) << ", written "
+          << dimmap::format_size(v[8]) << "\n";
+  }
+
   double inverse_sum = 0, time_sum = 0;
   uint64_t usable = 0;
   for (const RootResult& r : summary.results)

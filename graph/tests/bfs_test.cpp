@@ -38,6 +38,7 @@ struct RunConfig {
   std::string backend = "mmap";
   std::string memory_dir = "/dev/shm";
   int threads = 2;
+  std::string buffer = "2M";
 };
 
 // One search on one process, through the same files and placements as the bfs tool.
@@ -47,7 +48,7 @@ Result run_search(const std::string& graph_dir, const std::string& storage, uint
   flags.backend = s.backend;
   flags.storage = storage;
   flags.memory_dir = s.memory_dir;
-  flags.buffer = "2M";
+  flags.buffer = s.buffer;
   BfsPlacementChoice choice;
   choice.preset = s.preset;
   const Partition part = Partition::block_partition(info.vertices, 1, 0);
@@ -174,6 +175,22 @@ INSTANTIATE_TEST_SUITE_P(Placements, BfsVsBoost,
                              if (c == '-') c = '_';
                            return name;
                          });
+
+// Correctness under eviction pressure: every file on a DI-MMAP buffer of 16 pages (the
+// minimum) while 8 threads write the progress and cache files concurrently.
+TEST(BfsUnderEviction, FullExternalDimmapMinimumBuffer) {
+  test::TempDir dir("eviction");
+  RmatParams p;
+  p.scale = 12;
+  p.edge_factor = 8;
+  RmatGenerator gen(p);
+  std::vector<Edge> edges(gen.edges());
+  gen.generate(0, gen.edges(), edges.data(), 2);
+  const std::string g = ingest(dir, "g", edges, gen.vertices());
+  const uint64_t root = choose_roots(g, CsrInfo::read(g), 1, 4)[0];
+  const Result r = run_search(g, dir.str(), root, {"full-external", "dimmap", "/dev/shm", 8, "64K"});
+  expect_levels(r.levels, test::boost_levels(edges, gen.vertices(), root), "64K buffer, 8 threads");
+}
 
 // A queue file too small for the frontier: visitors spill to the thread stacks, levels stay exact.
 TEST(Bfs, QueueOverflowKeepsLevelsExact) {
