@@ -143,19 +143,12 @@ TEST_P(BfsVsBoost, LevelsEqualBoostOnRmat) {
   const RunConfig s = GetParam();
   test::TempDir dir("boost-" + s.preset + "-" + s.backend + "-" + std::to_string(s.threads));
   for (RmatVariant variant : {RmatVariant::graph500, RmatVariant::ssca}) {
-    RmatParams p;
-    p.scale = 12;
-    p.edge_factor = 8;
-    p.variant = variant;
-    p.seed = 7;
-    RmatGenerator gen(p);
-    std::vector<Edge> edges(gen.edges());
-    gen.generate(0, gen.edges(), edges.data(), 2);
-    const std::string g = ingest(dir, to_string(variant), edges, gen.vertices());
+    const auto edges = test::rmat_edges(12, 8, variant, 7);
+    const std::string g = ingest(dir, to_string(variant), edges, 1 << 12);
     const CsrInfo info = CsrInfo::read(g);
     for (uint64_t root : choose_roots(g, info, 3, 11)) {
       const Result r = run_search(g, dir.str(), root, s);
-      expect_levels(r.levels, test::boost_levels(edges, gen.vertices(), root),
+      expect_levels(r.levels, test::boost_levels(edges, 1 << 12, root),
                     std::string(to_string(variant)) + " root " + std::to_string(root));
     }
   }
@@ -180,28 +173,18 @@ INSTANTIATE_TEST_SUITE_P(Placements, BfsVsBoost,
 // minimum) while 8 threads write the progress and cache files concurrently.
 TEST(BfsUnderEviction, FullExternalDimmapMinimumBuffer) {
   test::TempDir dir("eviction");
-  RmatParams p;
-  p.scale = 12;
-  p.edge_factor = 8;
-  RmatGenerator gen(p);
-  std::vector<Edge> edges(gen.edges());
-  gen.generate(0, gen.edges(), edges.data(), 2);
-  const std::string g = ingest(dir, "g", edges, gen.vertices());
+  const auto edges = test::rmat_edges(12, 8);
+  const std::string g = ingest(dir, "g", edges, 1 << 12);
   const uint64_t root = choose_roots(g, CsrInfo::read(g), 1, 4)[0];
   const Result r = run_search(g, dir.str(), root, {"full-external", "dimmap", "/dev/shm", 8, "64K"});
-  expect_levels(r.levels, test::boost_levels(edges, gen.vertices(), root), "64K buffer, 8 threads");
+  expect_levels(r.levels, test::boost_levels(edges, 1 << 12, root), "64K buffer, 8 threads");
 }
 
 // A queue file too small for the frontier: visitors spill to the thread stacks, levels stay exact.
 TEST(Bfs, QueueOverflowKeepsLevelsExact) {
   test::TempDir dir("overflow");
-  RmatParams p;
-  p.scale = 14;
-  p.edge_factor = 8;
-  RmatGenerator gen(p);
-  std::vector<Edge> edges(gen.edges());
-  gen.generate(0, gen.edges(), edges.data(), 2);
-  const CsrGraph g = CsrGraph::load(ingest(dir, "g", edges, gen.vertices()));
+  const auto edges = test::rmat_edges(14, 8);
+  const CsrGraph g = CsrGraph::load(ingest(dir, "g", edges, 1 << 14));
   const Partition part = Partition::block_partition(g.info.vertices, 1, 0);
   std::vector<uint64_t> progress(g.info.vertices);
   std::vector<uint8_t> cache(g.info.vertices);
@@ -212,19 +195,15 @@ TEST(Bfs, QueueOverflowKeepsLevelsExact) {
   bfs.reset();
   bfs.run({{static_cast<vertex_t>(root), static_cast<vertex_t>(root), 0}});
   EXPECT_GT(bfs.counters().overflow, 0u);
-  const auto want = test::boost_levels(edges, gen.vertices(), root);
+  const auto want = test::boost_levels(edges, g.info.vertices, root);
   for (uint64_t v = 0; v < g.info.vertices; ++v) ASSERT_EQ(bfs.level(v), want[v]) << v;
 }
 
 // The distributed protocol in one process: three partitions exchange outboxes by hand.
 TEST(Bfs, PartitionedEnginesMatchBoost) {
   test::TempDir dir("partitioned");
-  RmatParams p;
-  p.scale = 12;
-  RmatGenerator gen(p);
-  std::vector<Edge> edges(gen.edges());
-  gen.generate(0, gen.edges(), edges.data(), 2);
-  const std::string gdir = ingest(dir, "g", edges, gen.vertices());
+  const auto edges = test::rmat_edges(12);
+  const std::string gdir = ingest(dir, "g", edges, 1 << 12);
   const CsrInfo info = CsrInfo::read(gdir);
   const int ranks = 3;
   std::vector<std::unique_ptr<BfsFiles>> files;
@@ -263,7 +242,7 @@ TEST(Bfs, PartitionedEnginesMatchBoost) {
       levels.push_back(engines[static_cast<size_t>(r)]->level(i));
       parents.push_back(engines[static_cast<size_t>(r)]->parent(i));
     }
-  expect_levels(levels, test::boost_levels(edges, gen.vertices(), root), "3 partitions");
+  expect_levels(levels, test::boost_levels(edges, info.vertices, root), "3 partitions");
   for (int r = 0; r < ranks; ++r) {
     const auto report = validate_bfs(parts[static_cast<size_t>(r)], files[static_cast<size_t>(r)]->graph(),
                                      levels.data(), parents.data(), root);

@@ -93,11 +93,7 @@ TEST(Ingest, OutOfCoreRunsGiveIdenticalFiles) {
 
 TEST(Ingest, TextAndHdf5GiveTheSameGraphAsBinary) {
   test::TempDir dir("ingest-formats");
-  RmatParams p;
-  p.scale = 9;
-  RmatGenerator gen(p);
-  std::vector<Edge> edges(gen.edges());
-  gen.generate(0, gen.edges(), edges.data(), 1);
+  const auto edges = test::rmat_edges(9);
   test::write_edges(dir / "e.bin", edges);
   test::write_edges(dir / "e.txt", edges, EdgeFormat::text);
   ingest_edges(options(dir / "e.bin", dir / "bin"));

@@ -4,6 +4,7 @@
 
 #include <graph/csr.hpp>
 #include <graph/edge_io.hpp>
+#include <graph/rmat.hpp>
 #include <graph/types.hpp>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -39,6 +40,20 @@ inline void write_edges(const std::string& path, const std::vector<Edge>& edges,
   auto w = create_edge_writer(path, format);
   w->write(edges.data(), edges.size());
   w->commit();
+}
+
+// The whole edge list of an R-MAT graph, in memory.
+inline std::vector<Edge> rmat_edges(int scale, uint64_t edge_factor = 16, RmatVariant variant = RmatVariant::graph500,
+                                    uint64_t seed = 1) {
+  RmatParams p;
+  p.scale = scale;
+  p.edge_factor = edge_factor;
+  p.variant = variant;
+  p.seed = seed;
+  const RmatGenerator gen(p);
+  std::vector<Edge> edges(gen.edges());
+  gen.generate(0, gen.edges(), edges.data(), 2);
+  return edges;
 }
 
 // BFS levels by Boost.Graph on an adjacency list built straight from the edge list (not
