@@ -105,9 +105,9 @@ size_t BlockTable::size() {
   return count_;
 }
 
-void BlockTable::mark_dimmap_inherited_locked() {
+void BlockTable::for_each_locked(void (*fn)(Block&)) {
   for (size_t i = 0; i < capacity_; ++i)
-    if (slots_[i].user && slots_[i].kind == BlockKind::dimmap) slots_[i].kind = BlockKind::inherited_dimmap;
+    if (slots_[i].user) fn(slots_[i]);
 }
 
 }  // namespace dimmap::preload

@@ -16,7 +16,7 @@ enum class BlockKind : uint8_t {
   anonymous,         // private anonymous mapping (memory placement without a directory)
   file,              // MAP_SHARED mapping of an unlinked file (mmap, or memory on tmpfs)
   dimmap,            // dimmap_instance_mmap of an unlinked file
-  inherited_dimmap,  // a dimmap block of the parent, not mapped in this forked child
+  inherited_dimmap,  // a dimmap block of the parent: only a PROT_NONE placeholder in this forked child
 };
 
 struct Block {
@@ -25,6 +25,9 @@ struct Block {
   size_t map_len = 0;  // length of the mapping
   size_t usable = 0;   // bytes from user to the end of the mapping
   BlockKind kind = BlockKind::anonymous;
+  // dimmap blocks: name of the backing file in the directory, which stays linked until the
+  // block is freed (see backing.hpp). "" for unnamed files.
+  char name[40] = "";
 };
 
 class BlockTable {
@@ -42,11 +45,13 @@ class BlockTable {
   bool remove(uintptr_t user, Block* out);
   size_t size();
 
-  // fork(): the child must not inherit the lock held by some other thread.
+  // fork(): the child must not inherit the lock held by some other thread. Also used to
+  // hold the lock around for_each_locked.
   void lock_for_fork() { mu_.lock(); }
   void unlock_after_fork() { mu_.unlock(); }
-  // In a forked child (lock held by lock_for_fork): dimmap blocks are not mapped here.
-  void mark_dimmap_inherited_locked();
+  // Calls fn on every block; fn may change anything but the key. Caller holds the lock
+  // (lock_for_fork), e.g. in a forked child or at exit.
+  void for_each_locked(void (*fn)(Block&));
 
  private:
   size_t slot_of(uintptr_t key) const;

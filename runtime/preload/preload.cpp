@@ -12,8 +12,8 @@
 //   - The block table (block_table.hpp) uses mmap'd storage and one mutex, never malloc.
 //   - fork(): the table and arena locks are taken around fork. In the child, dimmap blocks
 //     are not mapped (libdimmap marks them MADV_DONTFORK: no fault server would serve them
-//     there), so they are only forgotten by free(); new big allocations of a forked child
-//     use the mmap placement in the same directory. File blocks (mmap, memory on tmpfs)
+//     there): their ranges become inaccessible placeholders that free() releases; new big
+//     allocations of a forked child use the mmap placement in the same directory. File blocks (mmap, memory on tmpfs)
 //     stay MAP_SHARED, so parent and child see each other's writes to them; anonymous and
 //     arena blocks are copy-on-write as usual.
 //   - exec(): the environment carries the configuration, so exec'd programs get a fresh
@@ -220,7 +220,7 @@ void* big_alloc(size_t size, size_t align, bool zero) {
     return nullptr;
   }
   if (!g.table.insert(b)) {
-    unmap_block(b, err, sizeof err);
+    unmap_block(b, g.cfg.dir, err, sizeof err);
     g.count.failures.fetch_add(1, std::memory_order_relaxed);
     report("allocation of %zu bytes failed: the block table cannot grow", size);
     errno = ENOMEM;
@@ -236,7 +236,7 @@ void release_block(const Block& b) {
   g.live_blocks.fetch_sub(1, std::memory_order_relaxed);
   count_free(b.usable);
   char err[600];
-  if (unmap_block(b, err, sizeof err) != 0) report("free: %s", err);
+  if (unmap_block(b, g.cfg.dir, err, sizeof err) != 0) report("free: %s", err);
 }
 
 inline dimmap_hpmmap_arena* arena_of(const void* p) {
@@ -284,7 +284,7 @@ void after_fork_parent() {
 }
 
 void after_fork_child() {
-  g.table.mark_dimmap_inherited_locked();
+  g.table.for_each_locked(make_inherited_placeholder);
   g.forked_child.store(true);
   g.count.allocs = 0;  // this process's own statistics start now
   g.count.frees = 0;
@@ -308,21 +308,27 @@ __attribute__((constructor)) void preload_start() {
 }
 
 __attribute__((destructor)) void preload_exit() {
-  if (!g.active || !g.cfg.stats) return;
+  if (!g.active) return;
+  if (g.cfg.placement == PlacementKind::dimmap) {  // named backing files (backing.hpp): the data dies with us
+    g.table.lock_for_fork();
+    g.table.for_each_locked([](Block& b) { unlink_block_file(b, g.cfg.dir); });
+    g.table.unlock_after_fork();
+  }
+  if (!g.cfg.stats) return;
   if (g.count.allocs.load() == 0 && !is_leader()) return;
   Guard guard;
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   char extra[512] = "";
   if (dimmap_hpmmap_arena* a = g.arena.load()) {
-    dimmap_hpmmap_stats s;
+    struct dimmap_hpmmap_stats s;
     dimmap_hpmmap_stats(a, &s);
     std::snprintf(extra, sizeof extra, " arena=%llu pages=%s huge_pages=%llu/%llu locked=%d setup_s=%.3f",
                   static_cast<unsigned long long>(s.bytes_reserved), dimmap_hpmmap_pages_name(s.pages),
                   static_cast<unsigned long long>(s.huge_pages),
                   static_cast<unsigned long long>(s.bytes_reserved >> 21), s.locked, s.setup_ns / 1e9);
   } else if (g.dimmap) {
-    dimmap_stats s;
+    struct dimmap_stats s;
     dimmap_instance_stats(g.dimmap, &s);
     std::snprintf(extra, sizeof extra, " dimmap_faults=%llu misses=%llu recoveries=%llu evictions=%llu writebacks=%llu",
                   static_cast<unsigned long long>(s.faults), static_cast<unsigned long long>(s.misses),

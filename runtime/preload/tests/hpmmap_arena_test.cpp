@@ -49,8 +49,8 @@ struct Arena {
     EXPECT_EQ(rc, 0) << dimmap_last_error();
   }
   ~Arena() { dimmap_hpmmap_destroy(a); }
-  dimmap_hpmmap_stats stats() const {
-    dimmap_hpmmap_stats s{};
+  struct dimmap_hpmmap_stats stats() const {
+    struct dimmap_hpmmap_stats s {};
     EXPECT_EQ(dimmap_hpmmap_stats(a, &s), 0);
     return s;
   }
@@ -59,7 +59,7 @@ struct Arena {
 TEST(HpmmapArena, ReservesWholeHugePagesAndReportsWhatItGot) {
   Arena arena(5 * kMiB, DIMMAP_HPMMAP_AUTO);  // rounds up to 6 MiB
   ASSERT_NE(arena.a, nullptr);
-  const dimmap_hpmmap_stats s = arena.stats();
+  const struct dimmap_hpmmap_stats s = arena.stats();
   EXPECT_EQ(s.bytes_reserved, 6 * kMiB);
   EXPECT_NE(s.pages, DIMMAP_HPMMAP_AUTO);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(dimmap_hpmmap_base(arena.a)) % (2 * kMiB), 0u);
@@ -72,7 +72,9 @@ TEST(HpmmapArena, ReservesWholeHugePagesAndReportsWhatItGot) {
     EXPECT_EQ(m.hugetlb_kib, 6 * 1024u);
   } else {
     EXPECT_EQ(m.rss_kib, 6 * 1024u);
-    if (s.locked) EXPECT_EQ(m.locked_kib, 6 * 1024u);
+    if (s.locked) {
+      EXPECT_EQ(m.locked_kib, 6 * 1024u);
+    }
     EXPECT_EQ(m.anon_huge_kib, s.huge_pages * 2048);
   }
 }
@@ -111,7 +113,7 @@ TEST(HpmmapArena, TransparentHugePagesShowInSmaps) {
   if (!thp_enabled()) GTEST_SKIP() << "THP is disabled on this kernel";
   Arena arena(32 * kMiB, DIMMAP_HPMMAP_THP);
   ASSERT_NE(arena.a, nullptr);
-  const dimmap_hpmmap_stats s = arena.stats();
+  const struct dimmap_hpmmap_stats s = arena.stats();
   EXPECT_EQ(s.pages, DIMMAP_HPMMAP_THP);
   const auto m = dimmap::test::smaps_range(dimmap_hpmmap_base(arena.a), s.bytes_reserved);
   EXPECT_EQ(m.anon_huge_kib, s.huge_pages * 2048) << "the arena's count must match smaps";
@@ -133,7 +135,7 @@ TEST(HpmmapArena, HugetlbPagesWhenThePoolHasRoom) {
   {
     Arena arena(16 * kMiB, DIMMAP_HPMMAP_HUGETLB);
     if (arena.a) {
-      const dimmap_hpmmap_stats s = arena.stats();
+      const struct dimmap_hpmmap_stats s = arena.stats();
       if (s.pages == DIMMAP_HPMMAP_HUGETLB) {
         EXPECT_EQ(s.huge_pages, 8u);
         EXPECT_EQ(dimmap::test::smaps_range(dimmap_hpmmap_base(arena.a), s.bytes_reserved).hugetlb_kib, 16 * 1024u);
@@ -173,7 +175,7 @@ TEST(HpmmapArena, FallsBackWithAWarningWhenHugetlbPagesAreUnavailable) {
   dimmap_hpmmap_arena* a = nullptr;
   ASSERT_EQ(dimmap_hpmmap_create(&opt, &a), 0) << dimmap_last_error();
   const std::string err = testing::internal::GetCapturedStderr();
-  dimmap_hpmmap_stats s{};
+  struct dimmap_hpmmap_stats s {};
   dimmap_hpmmap_stats(a, &s);
   EXPECT_NE(s.pages, DIMMAP_HPMMAP_HUGETLB);
   EXPECT_NE(err.find("hugetlbfs"), std::string::npos) << "stderr: " << err;
@@ -183,7 +185,7 @@ TEST(HpmmapArena, FallsBackWithAWarningWhenHugetlbPagesAreUnavailable) {
 TEST(HpmmapArena, SmallPagesStillPopulatedAndNeverMerged) {
   Arena arena(8 * kMiB, DIMMAP_HPMMAP_SMALL);
   ASSERT_NE(arena.a, nullptr);
-  const dimmap_hpmmap_stats s = arena.stats();
+  const struct dimmap_hpmmap_stats s = arena.stats();
   EXPECT_EQ(s.pages, DIMMAP_HPMMAP_SMALL);
   EXPECT_EQ(s.huge_pages, 0u);
   const auto m = dimmap::test::smaps_range(dimmap_hpmmap_base(arena.a), s.bytes_reserved);
@@ -218,7 +220,9 @@ TEST(HpmmapArena, AllocatorMatchesAModelOfLiveBlocks) {
       ASSERT_EQ(a % align, 0u) << "alignment " << align;
       ASSERT_GE(dimmap_hpmmap_usable_size(arena.a, p), bytes);
       auto next = live.lower_bound(a);
-      if (next != live.end()) ASSERT_LE(a + bytes, next->first) << "overlaps the next live block";
+      if (next != live.end()) {
+        ASSERT_LE(a + bytes, next->first) << "overlaps the next live block";
+      }
       if (next != live.begin()) {
         auto prev = std::prev(next);
         ASSERT_LE(prev->first + prev->second.first, a) << "overlaps the previous live block";
@@ -236,11 +240,11 @@ TEST(HpmmapArena, AllocatorMatchesAModelOfLiveBlocks) {
       live.erase(it);
     }
   }
-  const dimmap_hpmmap_stats mid = arena.stats();
+  const struct dimmap_hpmmap_stats mid = arena.stats();
   EXPECT_EQ(mid.allocations - mid.frees, live.size());
   EXPECT_EQ(mid.failed_allocations, failures);
   for (auto& [a, info] : live) ASSERT_EQ(dimmap_hpmmap_free(arena.a, reinterpret_cast<void*>(a)), 0);
-  const dimmap_hpmmap_stats end = arena.stats();
+  const struct dimmap_hpmmap_stats end = arena.stats();
   EXPECT_EQ(end.bytes_allocated, 0u);
   EXPECT_EQ(end.largest_free, size) << "free blocks did not coalesce back into one";
   EXPECT_GT(end.peak_allocated, 0u);

@@ -50,7 +50,9 @@ TEST(BlockTable, MatchesAnUnorderedMapUnderRandomInsertsAndRemoves) {
         Block b;
         const bool found = table.find(key, &b);
         ASSERT_EQ(found, model.count(key) == 1) << "step " << step;
-        if (found) ASSERT_EQ(b.usable, model[key]);
+        if (found) {
+          ASSERT_EQ(b.usable, model[key]);
+        }
       }
     }
     ASSERT_EQ(table.size(), model.size());
@@ -63,20 +65,24 @@ TEST(BlockTable, MatchesAnUnorderedMapUnderRandomInsertsAndRemoves) {
   table.release_storage();
 }
 
-TEST(BlockTable, ForkMarksOnlyDimmapBlocksAsInherited) {
+TEST(BlockTable, ForEachVisitsEveryBlockAndMayChangeIt) {
   BlockTable table;
-  Block a{0x1000, 0x1000, 4096, 4096, BlockKind::file};
-  Block d{0x2000, 0x2000, 4096, 4096, BlockKind::dimmap};
-  ASSERT_TRUE(table.insert(a));
-  ASSERT_TRUE(table.insert(d));
+  for (uintptr_t k = 1; k <= 3000; ++k) {
+    Block b;
+    b.user = k << 12;
+    b.kind = k % 2 ? BlockKind::dimmap : BlockKind::file;
+    ASSERT_TRUE(table.insert(b));
+  }
   table.lock_for_fork();
-  table.mark_dimmap_inherited_locked();
+  table.for_each_locked([](Block& b) {
+    if (b.kind == BlockKind::dimmap) b.kind = BlockKind::inherited_dimmap;
+  });
   table.unlock_after_fork();
-  Block out;
-  ASSERT_TRUE(table.find(0x1000, &out));
-  EXPECT_EQ(out.kind, BlockKind::file);
-  ASSERT_TRUE(table.find(0x2000, &out));
-  EXPECT_EQ(out.kind, BlockKind::inherited_dimmap);
+  for (uintptr_t k = 1; k <= 3000; ++k) {
+    Block out;
+    ASSERT_TRUE(table.find(k << 12, &out));
+    EXPECT_EQ(out.kind, k % 2 ? BlockKind::inherited_dimmap : BlockKind::file);
+  }
   table.release_storage();
 }
 
@@ -158,7 +164,7 @@ TEST(Backing, FileBlocksAreAlignedZeroFilledAndLeaveNoFileBehind) {
     const char* p = reinterpret_cast<const char*>(b.user);
     for (size_t i = 0; i < (3u << 20); i += 4096) ASSERT_EQ(p[i], 0);
     std::memset(reinterpret_cast<void*>(b.user), 0xab, 3 << 20);
-    EXPECT_EQ(dimmap::preload::unmap_block(b, err, sizeof err), 0) << err;
+    EXPECT_EQ(dimmap::preload::unmap_block(b, tmpl, err, sizeof err), 0) << err;
   }
   EXPECT_EQ(rmdir(tmpl), 0) << "the directory must be empty: backing files are unnamed";
 }

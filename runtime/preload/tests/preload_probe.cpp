@@ -2,7 +2,7 @@
 // It knows nothing of the preload (links no dimmap library): it allocates with the C and C++
 // allocators, checks its data, and reports where the kernel says its memory lives.
 //
-//   preload-probe fill SIZE            malloc SIZE, fill, check; 0 ok, 1 bad data, 3 malloc failed
+//   preload-probe fill SIZE [THREADS]  malloc SIZE, fill, check; 0 ok, 1 bad data, 3 malloc failed
 //   preload-probe where SIZE...        per size: malloc it, print "SIZE page_aligned dimmap locked path"
 //   preload-probe api MIN_ALLOC        every allocation function across the threshold
 //   preload-probe threads N ITER MIN   N threads allocating, checking and freeing at once
@@ -23,6 +23,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -72,6 +73,7 @@ size_t parse_size(const char* s) {
 
 // The /proc/self/maps line of the mapping that holds p, and its smaps Locked value.
 struct Where {
+  std::string perms;
   std::string path;
   uint64_t locked_kib = 0;
 };
@@ -90,6 +92,7 @@ Where where_is(const void* p) {
         std::istringstream f(line);
         std::string range, perms, off, dev, inode;
         f >> range >> perms >> off >> dev >> inode;
+        w.perms = perms;
         std::getline(f, w.path);
         w.path.erase(0, w.path.find_first_not_of(' '));
       }
@@ -107,20 +110,46 @@ int in_dimmap(const void* p) {
   return fn ? fn(p) : 0;
 }
 
-int cmd_fill(size_t bytes) {
+// Fills and checks with several threads, each on its own contiguous share, so a storage
+// placement sees several faults in flight (as a real data-intensive program would).
+int cmd_fill(size_t bytes, int nthreads) {
   auto* p = static_cast<uint64_t*>(std::malloc(bytes));
   if (!p) {
     std::fprintf(stderr, "preload-probe: malloc(%zu) failed: %s\n", bytes, std::strerror(errno));
     return 3;
   }
-  fill(p, bytes, 7);
-  const size_t bad = first_bad(p, bytes, 7);
-  if (bad != SIZE_MAX) {
-    std::fprintf(stderr, "preload-probe: word %zu of %zu bytes is wrong\n", bad, bytes);
+  const size_t words = bytes / 8, share = (words + nthreads - 1) / nthreads;
+  std::vector<uint64_t> sums(nthreads, 0);
+  std::atomic<size_t> first_bad_word{SIZE_MAX};
+  auto run = [&](bool check) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < nthreads; ++t) {
+      threads.emplace_back([&, t, check] {
+        const size_t lo = std::min(words, t * share), hi = std::min(words, lo + share);
+        for (size_t i = lo; i < hi; ++i) {
+          if (!check) {
+            p[i] = mix(i ^ 7);
+          } else if (p[i] != mix(i ^ 7)) {
+            size_t cur = first_bad_word.load();
+            while (i < cur && !first_bad_word.compare_exchange_weak(cur, i)) {
+            }
+            return;
+          } else if (i % (4096 / 8) == 0) {
+            sums[t] += p[i];
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+  };
+  run(false);
+  run(true);  // every word checked: two passes over the memory in all
+  if (first_bad_word != SIZE_MAX) {
+    std::fprintf(stderr, "preload-probe: word %zu of %zu bytes is wrong\n", first_bad_word.load(), bytes);
     return 1;
   }
   uint64_t sum = 0;
-  for (size_t i = 0; i < bytes / 8; i += 4096 / 8) sum += p[i];
+  for (uint64_t s : sums) sum += s;
   std::printf("fill ok %zu bytes checksum %016" PRIx64 "\n", bytes, sum);
   std::free(p);
   return 0;
@@ -155,8 +184,9 @@ int cmd_api(size_t min) {
   auto* z = static_cast<char*>(std::calloc(big / 16, 16));
   CHECK(z && all_zero(z, big / 16 * 16));
   std::free(z);
+  volatile size_t huge = SIZE_MAX / 2;  // volatile: the compiler must not see the overflow coming
   errno = 0;
-  CHECK(std::calloc(SIZE_MAX / 2, 4) == nullptr && errno == ENOMEM);
+  CHECK(std::calloc(huge, 4) == nullptr && errno == ENOMEM);
 
   // realloc in every direction across the threshold keeps the data.
   char* p = static_cast<char*>(std::malloc(1000));
@@ -177,7 +207,7 @@ int cmd_api(size_t min) {
   CHECK(p && first_bad(p, 4096, 3) == SIZE_MAX);
   CHECK(std::realloc(p, 0) == nullptr);  // glibc semantics: freed
   errno = 0;
-  CHECK(reallocarray(nullptr, SIZE_MAX / 2, 4) == nullptr && errno == ENOMEM);
+  CHECK(reallocarray(nullptr, huge, 4) == nullptr && errno == ENOMEM);
   void* ra = reallocarray(nullptr, big / 8, 8);
   CHECK(ra && malloc_usable_size(ra) >= big / 8 * 8);
   std::free(ra);
@@ -282,7 +312,8 @@ int cmd_fork(size_t min, const char* self) {
   if (pid == 0) {
     int bad = 0;
     if (dimmap) {
-      if (is_mapped(p, big)) bad |= 1;  // DI-MMAP regions are not inherited
+      const Where w = where_is(p);  // DI-MMAP regions are not inherited: at most a placeholder
+      if (is_mapped(p, big) && w.perms.rfind("---", 0) != 0) bad |= 1;
     } else if (first_bad(p, big, 11) != SIZE_MAX) {
       bad |= 2;  // inherited content
     }
@@ -323,11 +354,11 @@ int cmd_fork(size_t min, const char* self) {
 
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "";
-  if (cmd == "fill" && argc == 3) return cmd_fill(parse_size(argv[2]));
+  if (cmd == "fill" && (argc == 3 || argc == 4)) return cmd_fill(parse_size(argv[2]), argc == 4 ? std::atoi(argv[3]) : 1);
   if (cmd == "where" && argc >= 3) return cmd_where(argc - 2, argv + 2);
   if (cmd == "api" && argc == 3) return cmd_api(parse_size(argv[2]));
   if (cmd == "threads" && argc == 5) return cmd_threads(std::atoi(argv[2]), std::atoi(argv[3]), parse_size(argv[4]));
   if (cmd == "fork" && argc == 3) return cmd_fork(parse_size(argv[2]), "/proc/self/exe");
-  std::fprintf(stderr, "usage: preload-probe fill SIZE | where SIZE... | api MIN | threads N ITER MIN | fork MIN\n");
+  std::fprintf(stderr, "usage: preload-probe fill SIZE [THREADS] | where SIZE... | api MIN | threads N ITER MIN | fork MIN\n");
   return 2;
 }

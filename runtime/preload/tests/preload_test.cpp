@@ -110,13 +110,17 @@ TEST_P(EveryPlacement, BigAllocationsLandOnThePlacementSmallOnesStayOnTheHeap) {
   EXPECT_EQ(small.dimmap, 0) << l[0];
   EXPECT_EQ(big.page_aligned, 1) << l[1];
   const std::string& p = GetParam();
-  if (p == "memory") EXPECT_EQ(big.path, "[anon]");
+  if (p == "memory") {
+    EXPECT_EQ(big.path, "[anon]");
+  }
   if (p == "mmap") {
     EXPECT_EQ(big.path.rfind(dir_.path() + "/", 0), 0u) << "not a file in --dir: " << big.path;
     EXPECT_NE(big.path.find("(deleted)"), std::string::npos) << "the file must be unlinked: " << big.path;
   }
   EXPECT_EQ(big.dimmap, p == "dimmap" ? 1 : 0) << l[1];
-  if (p == "hpmmap") EXPECT_EQ(big.locked, 1) << "arena memory is locked: " << l[1];
+  if (p == "hpmmap") {
+    EXPECT_EQ(big.locked, 1) << "arena memory is locked: " << l[1];
+  }
   // The scratch directory holds no file afterwards: every backing file was unnamed.
   EXPECT_EQ(run({"find", dir_.path(), "-type", "f"}).out, "");
 }
