@@ -11,7 +11,7 @@
 #include <linux/version.h>
 
 /* 6.3 made vma->vm_flags read-only behind vm_flags_set() and friends. */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+#if KERNEL_VERSION(6, 3, 0) > LINUX_VERSION_CODE
 static inline void dm_vm_flags_set(struct vm_area_struct *vma, unsigned long flags)
 {
 	vma->vm_flags |= flags;

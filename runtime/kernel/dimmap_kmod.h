@@ -93,8 +93,7 @@ struct dm_link {
 	bool ready;			/* misc device registered (dm_links_lock) */
 	bool dying;			/* being unlinked (dm_links_lock) */
 	unsigned int opens;		/* dm_links_lock */
-	int wb_err;			/* first failed writeback since the last fsync
-					 * (cmpxchg/xchg) */
+	int wb_err;			/* first writeback error since fsync (xchg) */
 	char name[24];
 	struct miscdevice misc;
 };

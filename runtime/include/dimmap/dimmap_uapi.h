@@ -46,11 +46,13 @@ struct dimmap_version {
 	__u32 reserved;
 };
 
-/* DIMMAP_IOC_LINK (SETBIND): create /dev/dimmapN for an open file. */
+/*
+ * DIMMAP_IOC_LINK (SETBIND): create /dev/dimmapN for an open file. Open the file
+ * read-write for a writable link, and with O_DIRECT to keep its pages out of the page
+ * cache (the module reads and writes it through this very open file).
+ */
 struct dimmap_link_req {
-	__s32 fd;		/* in: block device or regular file; opened read-write for a
-				 *     writable link (O_DIRECT keeps its pages out of the
-				 *     page cache) */
+	__s32 fd;		/* in: a block device or regular file */
 	__u32 buffer;		/* in: which buffer caches its pages */
 	__u32 flags;		/* in: 0 */
 	__u32 id;		/* out: N of /dev/dimmapN */

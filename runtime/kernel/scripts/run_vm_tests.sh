@@ -37,6 +37,8 @@ vmtest=$bin/dimmap-vmtest
 # Workload sizes: each buffer (BUFFER_SIZE) is much smaller than the disks.
 VDA_PAGES=8192 VDA_SEED=11 VDB_PAGES=2048 VDB_SEED=22
 THREADS=4 OPS=1500 WRITE_PCT=30 SHARED=64 BUFFER_SIZE=1M
+# --bench: LRIOT on a 128 MiB file with 16 MiB of memory (buffer or cgroup budget).
+BENCH_FILE=128M BENCH_BUFFER=16M BENCH_THREADS=8 BENCH_OPS=${DMT_BENCH_OPS:-8000}
 plan_a="--pages=$VDA_PAGES --seed=$VDA_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
 plan_b="--pages=$VDB_PAGES --seed=$VDB_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
 
@@ -64,7 +66,9 @@ dep_order() {
 	echo "${line%%:*}"
 	for dep in ${line#*:}; do echo "$dep"; done
 }
-for m in virtio_pci virtio_blk; do dep_order $m | awk '{ a[NR] = $0 } END { for (i = NR; i > 0; i--) print a[i] }'; done |
+wanted="virtio_pci virtio_blk"
+[ "$bench" = 1 ] && wanted="$wanted crc32c_generic ext4"  # ext4 asks the crypto API for crc32c
+for m in $wanted; do dep_order $m | awk '{ a[NR] = $0 } END { for (i = NR; i > 0; i--) print a[i] }'; done |
 	awk '!seen[$0]++' > "$work/modules.order"
 : > "$root/lib/modules/order"
 while read -r path; do
@@ -86,9 +90,13 @@ THREADS=$THREADS OPS=$OPS WRITE_PCT=$WRITE_PCT SHARED=$SHARED BUFFER_SIZE=$BUFFE
 EOF
 drives=""
 if [ "$bench" = 1 ]; then
+	[ -x "$bin/lriot-static" ] || { echo "run_vm_tests.sh: --bench needs $bin/lriot-static (apps/lriot)" >&2; exit 1; }
 	cp "$bin/lriot-static" "$root/bin/lriot"
-	cp "$here/vm_bench.sh" "$root/bench.sh"
-	truncate -s 160M "$work/vdc.img"
+	cp "$kernel_dir/test/vm_bench.sh" "$root/bench.sh"
+	cat >> "$root/etc/dmt.conf" <<EOF
+BENCH_FILE=$BENCH_FILE BENCH_BUFFER=$BENCH_BUFFER BENCH_THREADS=$BENCH_THREADS BENCH_OPS=$BENCH_OPS
+EOF
+	truncate -s 192M "$work/vdc.img"
 	drives="-drive file=$work/vdc.img,format=raw,if=virtio"
 fi
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$work/initramfs.gz"

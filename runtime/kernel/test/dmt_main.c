@@ -42,19 +42,45 @@ static int dmt_parse(int argc, char **argv, struct dmt_args *a)
 				.buffers = 1, .dir = "/tmp" };
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'i': a->image = optarg; break;
-		case 'p': a->plan.npages = strtoull(optarg, NULL, 0); break;
-		case 's': a->plan.seed = strtoull(optarg, NULL, 0); break;
-		case 'S': a->plan.shared = strtoull(optarg, NULL, 0); break;
-		case 't': a->plan.threads = (unsigned int)atoi(optarg); break;
-		case 'o': a->plan.ops = (unsigned int)atoi(optarg); break;
-		case 'w': a->plan.write_pct = (unsigned int)atoi(optarg); break;
-		case 'd': a->dev = optarg; break;
-		case 'b': a->blockdev = optarg; break;
-		case 'B': a->buffers = atoi(optarg); break;
-		case 'u': a->buffer = atoi(optarg); break;
-		case 'D': a->dir = optarg; break;
-		case 'q': a->quiet_buffer = atoi(optarg); break;
+		case 'i':
+			a->image = optarg;
+			break;
+		case 'p':
+			a->plan.npages = strtoull(optarg, NULL, 0);
+			break;
+		case 's':
+			a->plan.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'S':
+			a->plan.shared = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			a->plan.threads = (unsigned int)atoi(optarg);
+			break;
+		case 'o':
+			a->plan.ops = (unsigned int)atoi(optarg);
+			break;
+		case 'w':
+			a->plan.write_pct = (unsigned int)atoi(optarg);
+			break;
+		case 'd':
+			a->dev = optarg;
+			break;
+		case 'b':
+			a->blockdev = optarg;
+			break;
+		case 'B':
+			a->buffers = atoi(optarg);
+			break;
+		case 'u':
+			a->buffer = atoi(optarg);
+			break;
+		case 'D':
+			a->dir = optarg;
+			break;
+		case 'q':
+			a->quiet_buffer = atoi(optarg);
+			break;
 		default: return DMT_FAIL("unknown option; see the comment in dmt_main.c");
 		}
 	}

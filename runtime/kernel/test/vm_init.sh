@@ -101,7 +101,7 @@ check verify_vdb_in_vm dimmap-vmtest verify --image=/dev/vdb $plan_b
 check libdimmap_kmod dimmap-api-vmtest --dir=/tmp
 check rmmod rmmod dimmap
 check no_leak check_no_leak
-[ -x /bench.sh ] && . /bench.sh
+[ -f /bench.sh ] && . /bench.sh
 check kernel_log kernel_log_clean
 [ "$failed" = 0 ] || dmesg | tail -n 60
 finish
