@@ -39,22 +39,17 @@ class FileTarget : public Target {
   ~FileTarget() override { close(fd_); }
 
   const uint64_t* read(uint64_t page, uint64_t* scratch) override {
-    read_page(page, scratch);
+    transfer(false, page, scratch);
     return scratch;
   }
 
   bool write(uint64_t page, uint64_t* scratch, bool check) override {
     // Two threads updating one page would lose a counter increment between pread and pwrite.
     std::lock_guard<std::mutex> lock(stripes_[page % kStripes]);
-    read_page(page, scratch);
+    transfer(false, page, scratch);
     if (check && !check_identity(page, scratch)) return false;
     ++scratch[kCounterWord];
-    const off_t offset = static_cast<off_t>(page * kPageSize);
-    ssize_t n;
-    do n = pwrite(fd_, scratch, kPageSize, offset);
-    while (n < 0 && errno == EINTR);
-    if (n != static_cast<ssize_t>(kPageSize))
-      throw_errno("cannot write page " + std::to_string(page) + " of '" + path_ + "'", n < 0 ? errno : EIO);
+    transfer(true, page, scratch);
     return true;
   }
 
@@ -65,13 +60,16 @@ class FileTarget : public Target {
  private:
   static constexpr size_t kStripes = 1024;
 
-  void read_page(uint64_t page, uint64_t* scratch) {
+  // One whole-page pread or pwrite; a short transfer is an error.
+  void transfer(bool write, uint64_t page, uint64_t* scratch) {
     const off_t offset = static_cast<off_t>(page * kPageSize);
     ssize_t n;
-    do n = pread(fd_, scratch, kPageSize, offset);
+    do n = write ? pwrite(fd_, scratch, kPageSize, offset) : pread(fd_, scratch, kPageSize, offset);
     while (n < 0 && errno == EINTR);
     if (n != static_cast<ssize_t>(kPageSize))
-      throw_errno("cannot read page " + std::to_string(page) + " of '" + path_ + "'", n < 0 ? errno : EIO);
+      throw_errno(std::string(write ? "cannot write" : "cannot read") + " page " + std::to_string(page) + " of '" +
+                      path_ + "'",
+                  n < 0 ? errno : EIO);
   }
 
   std::string path_;

@@ -2,7 +2,7 @@
 """Validates LRIOT's direct-I/O numbers against fio on the same file.
 
 Both issue 4 KiB O_DIRECT random reads from the same number of synchronous threads (so the
-same queue depth), alternately, twice each; the medians must agree within a loose factor
+same queue depth), alternately, three times each; the medians must agree within a loose factor
 (the machine is shared and noisy). Prints the ratio.
 
 usage: fio_validate.py LRIOT DATA_DIR [--threads=16] [--seconds=2] [--size=256M]
@@ -52,7 +52,7 @@ def main():
         subprocess.run([args.lriot, f"--file={path}", f"--create={args.size}", "--create-only", "--progress=0"],
                        check=True)
         fio, lriot = [], []
-        for _ in range(2):
+        for _ in range(3):
             fio.append(run_fio(path, args.threads, args.seconds))
             lriot.append(run_lriot(args.lriot, path, args.threads, args.seconds))
     ratio = statistics.median(lriot) / statistics.median(fio)
