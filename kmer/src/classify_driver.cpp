@@ -165,7 +165,7 @@ int run_classify(ClassifyCommand& cmd) {
   TempFile rank_file{mpi.size > 1 ? cmd.out + ".tsv.rank" + std::to_string(mpi.rank) + ".tmp" : temp_name(tsv_path)};
   std::unordered_map<uint32_t, uint64_t> counts;
   uint64_t reads = 0, classified = 0, batches = 0, bases = 0;
-  double seconds = 0;
+  double seconds = 0, load_seconds = 0;  // classification (reads in, results out) and DB open
   std::string error;
   struct dimmap_stats dstats {};
   bool have_dstats = false;
@@ -177,6 +177,8 @@ int run_classify(ClassifyCommand& cmd) {
     const unsigned threads = cmd.threads ? cmd.threads : static_cast<unsigned>(omp_get_max_threads());
     std::vector<std::unique_ptr<ReadClassifier>> classifiers;
     for (unsigned t = 0; t < threads; ++t) classifiers.push_back(std::make_unique<ReadClassifier>(db, index, cmd.params));
+    load_seconds = now_seconds() - t0;
+    const double t1 = now_seconds();
     std::ofstream out(rank_file.path);
     if (!out) fail_at(rank_file.path, 0, "cannot create output file");
     if (mpi.rank == 0 && mpi.size == 1) out << "read_id\ttaxid\tscore\tmatch_type\n";
@@ -212,7 +214,7 @@ int run_classify(ClassifyCommand& cmd) {
     }
     out.close();
     if (!out) fail_at(rank_file.path, 0, "cannot write output file");
-    seconds = now_seconds() - t0;
+    seconds = now_seconds() - t1;
     if (db.region().backend() == dimmap::Backend::dimmap && dimmap_stats_for(db.region().data(), &dstats) == 0)
       have_dstats = true;
   } catch (const std::exception& e) {
@@ -261,17 +263,21 @@ int run_classify(ClassifyCommand& cmd) {
       rename_into_place(report_tmp.path, report_path);
       report_tmp.path.clear();
       std::fprintf(stderr,
-                   "kmer classify: %llu reads, %.2f%% classified, %.2f s, %.0f reads/s, %d rank(s), DB %s\n",
+                   "kmer classify: %llu reads, %.2f%% classified, %.2f s (+ %.2f s opening the DB), %.0f reads/s, "
+                   "%d rank(s), DB %s\n",
                    static_cast<unsigned long long>(reads), reads ? 100.0 * classified / reads : 0.0, seconds,
+                   load_seconds,
                    seconds > 0 ? reads / seconds : 0.0, mpi.size, placement_text.c_str());
       if (have_dstats)
         std::fprintf(stderr, "kmer classify: dimmap faults %llu misses %llu recoveries %llu evictions %llu\n",
                      static_cast<unsigned long long>(dstats.faults), static_cast<unsigned long long>(dstats.misses),
                      static_cast<unsigned long long>(dstats.recoveries),
                      static_cast<unsigned long long>(dstats.evictions));
-      std::printf("reads\t%llu\nclassified\t%llu\nseconds\t%.3f\nreads_per_second\t%.1f\nbases\t%llu\n",
+      std::printf("reads\t%llu\nclassified\t%llu\nseconds\t%.3f\nload_seconds\t%.3f\nreads_per_second\t%.1f\n"
+                  "bases\t%llu\nranks\t%d\n",
                   static_cast<unsigned long long>(reads), static_cast<unsigned long long>(classified), seconds,
-                  seconds > 0 ? reads / seconds : 0.0, static_cast<unsigned long long>(bases));
+                  load_seconds,
+                  seconds > 0 ? reads / seconds : 0.0, static_cast<unsigned long long>(bases), mpi.size);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "kmer classify: %s\n", e.what());
       rc = 1;

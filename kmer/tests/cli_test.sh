@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# kmer CLI end to end on real genomes (datasets/fetch-genomes --set ci): build both indexes,
+# classify on every placement (identical output), gzip input, lookups, real reads, and every
+# bad input of the issue (clear message naming the file, non-zero exit, no output left).
+set -euo pipefail
+KMER="${KMER:-$DIMMAP_BUILD_DIR/kmer/kmer}"
+SRC="${DIMMAP_SOURCE_DIR:?}"
+CACHE="${DIMMAP_DATA_CACHE:-$HOME/.cache/dimmap}"
+work="$(mktemp -d "${TMPDIR:-/var/tmp}/kmer-cli.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass=0
+ok() { pass=$((pass + 1)); echo "ok $pass - $*"; }
+
+# expect_error "what" "needle in stderr" cmd... : non-zero exit and the needle in the message.
+expect_error() {
+  local what="$1" needle="$2"
+  shift 2
+  if "$@" >"$work/out.txt" 2>"$work/err.txt"; then fail "$what: exit 0"; fi
+  grep -qF -- "$needle" "$work/err.txt" || fail "$what: message lacks '$needle': $(cat "$work/err.txt")"
+  ok "$what -> $(head -c 160 "$work/err.txt" | tr '\n' ' ')"
+}
+
+data="$CACHE/kmer-ci"
+list="$("$SRC/datasets/fetch-genomes" "$data" --set ci 2>/dev/null)"
+tax="$data/taxonomy"
+"$SRC/datasets/simulate-reads" --genomes "$list" --reads 3000 --out "$work/reads" 2>/dev/null
+gzip -c "$work/reads.fq" >"$work/reads.fq.gz"
+
+for index in two-level gnu-hash; do
+  "$KMER" build --k 18 --taxonomy "$tax" --genomes "$list" --index "$index" --out "$work/$index.db" --quiet 2>/dev/null
+  "$KMER" info --db "$work/$index.db" --verify | grep -q "^verify	ok" || fail "info --verify $index"
+  ok "build $index"
+done
+[[ -z "$(ls -A "$work" | grep -E 'tmp|kmer-build' || true)" ]] || fail "build left temporary files: $(ls -A "$work")"
+
+# Every placement and both indexes give the same classification. The dimmap runs take the
+# first 400 reads with a 16M buffer (the DBs are 115M and 404M, so pages are evicted):
+# user-space faults cost ~0.1 ms each on this machine's disk at queue depth 1.
+head -n 1600 "$work/reads.fq" >"$work/reads400.fq"
+for index in two-level gnu-hash; do
+  for placement in "--placement in-memory" "--backend mmap" "--backend mmap --advise-random" \
+                   "--backend dimmap --buffer 16M"; do
+    tag="$index-$(echo "$placement" | tr -dc 'a-z0-9')"
+    reads="$work/reads.fq" ref="two-level-placementinmemory"
+    if [[ "$placement" == *dimmap* ]]; then reads="$work/reads400.fq" ref="in-memory-400"; fi
+    "$KMER" classify --db "$work/$index.db" --reads "$reads" --out "$work/$tag" --threads 2 --quiet \
+      --storage "$work" $placement >/dev/null
+    if [[ "$index$placement" == "two-level--placement in-memory" ]]; then
+      "$KMER" classify --db "$work/$index.db" --reads "$work/reads400.fq" --out "$work/in-memory-400" --quiet \
+        --placement in-memory >/dev/null
+    fi
+    cmp -s "$work/$tag.tsv" "$work/$ref.tsv" || fail "$tag.tsv differs"
+    cmp -s "$work/$tag.kreport" "$work/$ref.kreport" || fail "$tag.kreport differs"
+    ok "classify $index $placement"
+  done
+done
+"$KMER" classify --db "$work/two-level.db" --reads "$work/reads.fq.gz" --out "$work/gz" --quiet >/dev/null
+cmp -s "$work/gz.tsv" "$work/two-level-placementinmemory.tsv" || fail "gzip reads classify differently"
+ok "gzip reads"
+[[ "$(head -1 "$work/gz.tsv")" == $'read_id\ttaxid\tscore\tmatch_type' ]] || fail "tsv header"
+[[ "$(wc -l <"$work/gz.tsv")" -eq 3001 ]] || fail "tsv has $(wc -l <"$work/gz.tsv") lines"
+
+# Genus-level accuracy against the simulation's truth, lineages read from nodes.dmp.
+python3 - "$work/reads.truth.tsv" "$work/gz.tsv" "$tax/nodes.dmp" <<'PY'
+import sys
+parent, rank = {}, {}
+for line in open(sys.argv[3]):
+    f = [x.strip() for x in line.split("|")]
+    parent[int(f[0])], rank[int(f[0])] = int(f[1]), f[2]
+def genus(t):
+    while t in parent and t != parent[t]:
+        if rank[t] == "genus":
+            return t
+        t = parent[t]
+    return 0
+truth = {l.split("\t")[0]: int(l.split("\t")[1]) for l in list(open(sys.argv[1]))[1:]}
+got = {l.split("\t")[0]: int(l.split("\t")[1]) for l in list(open(sys.argv[2]))[1:]}
+right = sum(1 for r, t in truth.items() if genus(got[r]) and genus(got[r]) == genus(t))
+wrong = sum(1 for r, t in truth.items() if genus(got[r]) and genus(got[r]) != genus(t))
+print(f"genus: {right} right, {wrong} wrong of {len(truth)}")
+sys.exit(0 if right >= 0.95 * len(truth) and wrong <= 0.01 * len(truth) else 1)
+PY
+ok "genus-level accuracy on simulated reads"
+
+# The kreport's clade counts add up: root + unclassified = all reads.
+awk -F'\t' '$4=="U"{u=$2} $4=="R"{r=$2} END{exit !(u+r==3000)}' "$work/gz.kreport" || fail "kreport totals"
+ok "kreport totals"
+
+# Lookup benchmark: same hit rate for both indexes and placements.
+for index in two-level gnu-hash; do
+  "$KMER" lookup --db "$work/$index.db" --reads "$work/reads400.fq" --threads 1,2 --csv "$work/lookup.csv" >/dev/null
+  "$KMER" lookup --db "$work/$index.db" --reads "$work/reads400.fq" --threads 4 --backend dimmap --buffer 16M \
+    --storage "$work" --csv "$work/lookup.csv" >/dev/null
+done
+[[ "$(tail -n +2 "$work/lookup.csv" | cut -d, -f6 | sort -u | wc -l)" -eq 1 ]] || fail "hit counts differ"
+[[ "$(tail -n +2 "$work/lookup.csv" | wc -l)" -eq 6 ]] || fail "lookup rows"
+ok "lookup benchmark rows agree"
+printf 'ACGTACGTACGTACGTAC\n# comment\nACGTACGTACGTACGTACGTA\n' >"$work/k21.txt"
+expect_error "k-mers of another k" "k21.txt:3" "$KMER" lookup --db "$work/two-level.db" --kmers "$work/k21.txt"
+
+# Real reads: the gasic honey bee sample is dominated by deformed wing virus.
+gasic="$("$SRC/datasets/debian-example" gasic-examples 2>/dev/null)/usr/share/doc/gasic/examples/reads/SRR059298_subset.fastq.gz"
+"$KMER" classify --db "$work/two-level.db" --reads "$gasic" --out "$work/gasic" --quiet >/dev/null
+awk -F'\t' '$5==198112 && $2 > 50000 {found=1} END{exit !found}' "$work/gasic.kreport" || fail "gasic: no DWV"
+ok "real reads (gasic SRR059298): deformed wing virus found"
+
+# Bad DBs.
+head -c 100000 "$work/two-level.db" >"$work/trunc.db"
+expect_error "truncated DB" "trunc.db" "$KMER" classify --db "$work/trunc.db" --reads "$work/reads.fq" --out "$work/bad1"
+grep -q truncated "$work/err.txt" || fail "truncated: $(cat "$work/err.txt")"
+printf 'NOTADB..%.0s' {1..1000} >"$work/magic.db"
+expect_error "wrong magic" "wrong magic" "$KMER" classify --db "$work/magic.db" --reads "$work/reads.fq" --out "$work/bad2"
+[[ ! -e "$work/bad1.tsv" && ! -e "$work/bad2.tsv" && ! -e "$work/bad1.kreport" ]] || fail "output left after bad DB"
+
+# Bad reads: nothing may be written.
+printf '@r1\nACGTACGTACGTACGTACGTACGT\n@r2\nACGT\n+\nIIII\n' >"$work/noplus.fq"
+expect_error "FASTQ without '+'" "noplus.fq:3" "$KMER" classify --db "$work/two-level.db" --reads "$work/noplus.fq" --out "$work/bad3"
+printf '@r1\nACGTACGTACGTACGTACGTACGT\n+\nIIII\n' >"$work/unequal.fq"
+expect_error "unequal sequence/quality" "unequal.fq:4" "$KMER" classify --db "$work/two-level.db" --reads "$work/unequal.fq" --out "$work/bad4"
+: >"$work/empty.fq"
+expect_error "empty reads file" "empty.fq: empty file" "$KMER" classify --db "$work/two-level.db" --reads "$work/empty.fq" --out "$work/bad5"
+head -c 20000 "$work/reads.fq.gz" >"$work/cut.fq.gz"
+expect_error "truncated gzip" "cut.fq.gz" "$KMER" classify --db "$work/two-level.db" --reads "$work/cut.fq.gz" --out "$work/bad6"
+for n in 3 4 5 6; do
+  [[ -z "$(ls "$work" | grep "^bad$n")" ]] || fail "bad$n left output: $(ls "$work" | grep "^bad$n")"
+done
+ok "no output left after bad reads"
+# Non-ACGT bases are skipped, not fatal.
+printf '>n\nNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN\n>iupac\nRYKMSWRYKMSWRYKMSWRYKMSW\n' >"$work/n.fa"
+"$KMER" classify --db "$work/two-level.db" --reads "$work/n.fa" --out "$work/n" --quiet >/dev/null
+[[ "$(cut -f2,4 "$work/n.tsv" | tail -n +2 | sort -u)" == $'0\tReadTooShort' ]] || fail "non-ACGT reads"
+ok "reads of only non-ACGT bases are unclassified (ReadTooShort)"
+
+# Bad genome lists: nothing written.
+printf '%s\t562\n%s/nope.fa\t562\n' "$data/genomes/lambda.fa" "$data" >"$work/missing.tsv"
+expect_error "genome list with a missing file" "missing.tsv:2" "$KMER" build --taxonomy "$tax" --genomes "$work/missing.tsv" --out "$work/bad7.db"
+printf '%s\t999999999\n' "$data/genomes/lambda.fa" >"$work/unknown.tsv"
+expect_error "genome list with an unknown taxid" "unknown.tsv:1: taxid 999999999 is not in the taxonomy" \
+  "$KMER" build --taxonomy "$tax" --genomes "$work/unknown.tsv" --out "$work/bad8.db"
+[[ -z "$(ls -A "$work" | grep -E '^bad[78]|kmer-build' || true)" ]] || fail "bad build left files"
+ok "no DB or temporary left after bad genome lists"
+echo "$pass passed, 0 failed"
