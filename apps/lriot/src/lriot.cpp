@@ -9,9 +9,9 @@
 #include <dimmap/placement.hpp>
 #include <lriot/lriot.hpp>
 #include <lriot/pattern.hpp>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,11 +208,18 @@ std::string describe_exit(unsigned proc, int status, const Config& c) {
   return who + " exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
+// A regular file or, as in the papers' raw-device runs, a block device.
 uint64_t file_size(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) throw Error("cannot open --file '" + path + "': " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw Error("--file '" + path + "' is not a regular file");
-  return static_cast<uint64_t>(st.st_size);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open --file '" + path + "': " + std::strerror(errno));
+  try {
+    const uint64_t bytes = budget::file_or_device_size(fd, path);
+    close(fd);
+    return bytes;
+  } catch (...) {
+    close(fd);
+    throw;
+  }
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // pattern.cpp - filling, creating and verifying LRIOT pattern files.
+#include <budget/page_cache.hpp>
 #include <dimmap/placement.hpp>
 #include <fcntl.h>
 #include <lriot/pattern.hpp>
 #include <lriot/sequence.hpp>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,14 +96,13 @@ FileCheck verify_pattern_file(const std::string& path) {
   bool direct = false;
   int fd = open_maybe_direct(path, O_RDONLY, 0, &direct);
   if (fd < 0) throw_errno("cannot open '" + path + "'", errno);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    throw_errno("cannot stat '" + path + "'", err);
-  }
   FileCheck check;
-  check.pages = static_cast<uint64_t>(st.st_size) / kPageSize;
+  try {
+    check.pages = budget::file_or_device_size(fd, path) / kPageSize;
+  } catch (...) {
+    close(fd);
+    throw;
+  }
   AlignedBuffer buf = aligned_buffer(kChunk);
   const uint64_t bytes = check.pages * kPageSize;
   for (uint64_t done = 0; done < bytes;) {
