@@ -208,6 +208,127 @@ std::string describe_exit(unsigned proc, int status, const Config& c) {
   return who + " exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
+// The forked processes of one run, as the parent sees them.
+class ProcessGroup {
+ public:
+  ProcessGroup(const Config& c, SharedState& shared)
+      : c_(c), shared_(shared), pids_(c.procs, -1), status_(c.procs, 0), exited_(c.procs, false) {}
+  ~ProcessGroup() {  // on an error path: no process may outlive the run
+    if (running_ == 0) return;
+    shared_.header().stop.store(1);
+    shared_.header().go.store(2);
+    while (running_) reap(true);
+  }
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  void start(const SequenceParams& params, uint64_t buffer_bytes_per_proc) {
+    std::fflush(stdout);  // or the children would print the parent's buffered output again
+    std::fflush(stderr);
+    for (unsigned p = 0; p < c_.procs; ++p) {
+      const pid_t pid = fork();
+      if (pid == 0) process_main(c_, params, p, buffer_bytes_per_proc, shared_);
+      if (pid < 0) {
+        fail(std::string("cannot fork: ") + std::strerror(errno));
+        return;
+      }
+      pids_[p] = pid;
+      ++running_;
+    }
+  }
+
+  // Waits until every process has opened the file; throws if one could not.
+  void wait_until_ready() {
+    for (;;) {
+      unsigned ready = 0;
+      for (unsigned p = 0; p < c_.procs; ++p) ready += pids_[p] >= 0 && shared_.slot(p).state.load() == 1;
+      reap(false);
+      if (!failure_.empty()) throw Error(failure_);  // the destructor aborts the others
+      if (ready == c_.procs) return;
+      sleep_seconds(1e-3);
+    }
+  }
+
+  // Starts every process at once; returns the common start time.
+  double go() {
+    const double t0 = now_seconds();
+    shared_.header().go.store(1);
+    return t0;
+  }
+
+  // Stops the processes after --seconds, prints progress, and reaps them all.
+  void supervise(double t0) {
+    double next_progress = t0 + c_.progress_seconds, last_time = t0;
+    uint64_t last_ops = 0;
+    while (running_) {
+      sleep_seconds(0.01);
+      reap(false);
+      const double t = now_seconds();
+      if (c_.seconds > 0 && t - t0 >= c_.seconds) shared_.header().stop.store(1);
+      if (c_.progress_seconds > 0 && t >= next_progress) {
+        uint64_t ops = 0;
+        for (unsigned p = 0; p < c_.procs; ++p) ops += shared_.slot(p).ops_done.load();
+        std::fprintf(stderr, "lriot: %6.1f s  %12llu ops  %10.0f ops/s\n", t - t0,
+                     static_cast<unsigned long long>(ops), static_cast<double>(ops - last_ops) / (t - last_time));
+        last_ops = ops;
+        last_time = t;
+        next_progress = t + c_.progress_seconds;
+      }
+    }
+    if (!failure_.empty()) throw Error(failure_);
+  }
+
+ private:
+  void fail(const std::string& why) {
+    if (failure_.empty()) failure_ = why;
+    shared_.header().stop.store(1);
+  }
+
+  void reap(bool block) {
+    for (unsigned p = 0; p < c_.procs; ++p) {
+      if (pids_[p] < 0 || exited_[p]) continue;
+      if (waitpid(pids_[p], &status_[p], block ? 0 : WNOHANG) != pids_[p]) continue;
+      exited_[p] = true;
+      --running_;
+      if (!WIFEXITED(status_[p]) || WEXITSTATUS(status_[p]) != 0)
+        fail(shared_.slot(p).error_claimed.load() ? std::string(shared_.slot(p).error)
+                                                  : describe_exit(p, status_[p], c_));
+    }
+  }
+
+  const Config& c_;
+  SharedState& shared_;
+  std::vector<pid_t> pids_;
+  std::vector<int> status_;
+  std::vector<bool> exited_;
+  unsigned running_ = 0;
+  std::string failure_;
+};
+
+// Adds up what the processes reported.
+void collect(SharedState& shared, unsigned procs, double t0, Result& r) {
+  double ops_end = t0, sync_end = t0;
+  for (unsigned p = 0; p < procs; ++p) {
+    ProcSlot& s = shared.slot(p);
+    r.reads += s.reads;
+    r.writes += s.writes;
+    ops_end = std::max(ops_end, s.ops_end);
+    sync_end = std::max(sync_end, s.sync_end);
+    r.sync_seconds = std::max(r.sync_seconds, s.sync_end - s.ops_end);
+    r.mismatches += s.mismatches.load();
+    if (r.first_mismatch.empty() && s.mismatch_claimed.load()) r.first_mismatch = s.mismatch;
+    if (s.has_stats) {
+      r.has_dimmap_stats = true;
+      const uint64_t* from = reinterpret_cast<const uint64_t*>(&s.stats);
+      uint64_t* to = reinterpret_cast<uint64_t*>(&r.dimmap);
+      for (size_t i = 0; i < sizeof s.stats / sizeof(uint64_t); ++i) to[i] += from[i];
+    }
+  }
+  r.ops = r.reads + r.writes;
+  r.run_seconds = ops_end - t0;
+  r.seconds = sync_end - t0;
+}
+
 // A regular file or, as in the papers' raw-device runs, a block device.
 uint64_t file_size(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -258,94 +379,12 @@ Result run(const Config& c) {
   }
 
   SharedState shared(c.procs);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::vector<pid_t> pids(c.procs, -1);
-  std::vector<int> status(c.procs, 0);
-  std::vector<bool> exited(c.procs, false);
-  unsigned running = 0;
-  std::string failure;
-  for (unsigned p = 0; p < c.procs; ++p) {
-    pid_t pid = fork();
-    if (pid == 0) process_main(c, params, p, r.buffer_bytes_per_proc, shared);
-    if (pid < 0) {
-      failure = std::string("cannot fork: ") + std::strerror(errno);
-      break;
-    }
-    pids[p] = pid;
-    ++running;
-  }
-  auto reap = [&](bool block) {
-    for (unsigned p = 0; p < c.procs; ++p) {
-      if (pids[p] < 0 || exited[p]) continue;
-      pid_t w = waitpid(pids[p], &status[p], block ? 0 : WNOHANG);
-      if (w == pids[p]) {
-        exited[p] = true;
-        --running;
-        if ((!WIFEXITED(status[p]) || WEXITSTATUS(status[p]) != 0) && failure.empty()) {
-          failure = shared.slot(p).error_claimed.load() ? std::string(shared.slot(p).error)
-                                                        : describe_exit(p, status[p], c);
-          shared.header().stop.store(1);
-        }
-      }
-    }
-  };
-
-  // Start together once every process is set up (or abort if one could not be).
-  for (;;) {
-    unsigned ready = 0;
-    for (unsigned p = 0; p < c.procs; ++p) ready += pids[p] >= 0 && shared.slot(p).state.load() == 1;
-    reap(false);
-    if (ready == running || !failure.empty()) break;
-    sleep_seconds(1e-3);
-  }
-  if (!failure.empty()) {
-    shared.header().go.store(2);
-    while (running) reap(true);
-    throw Error(failure);
-  }
-  const double t0 = now_seconds();
-  shared.header().go.store(1);
-  double next_progress = t0 + c.progress_seconds;
-  uint64_t last_ops = 0;
-  double last_time = t0;
-  while (running) {
-    sleep_seconds(0.01);
-    reap(false);
-    const double t = now_seconds();
-    if (c.seconds > 0 && t - t0 >= c.seconds) shared.header().stop.store(1);
-    if (c.progress_seconds > 0 && t >= next_progress) {
-      uint64_t ops = 0;
-      for (unsigned p = 0; p < c.procs; ++p) ops += shared.slot(p).ops_done.load();
-      std::fprintf(stderr, "lriot: %6.1f s  %12llu ops  %10.0f ops/s\n", t - t0, static_cast<unsigned long long>(ops),
-                   static_cast<double>(ops - last_ops) / (t - last_time));
-      last_ops = ops;
-      last_time = t;
-      next_progress = t + c.progress_seconds;
-    }
-  }
-  if (!failure.empty()) throw Error(failure);
-
-  double ops_end = t0, sync_end = t0;
-  for (unsigned p = 0; p < c.procs; ++p) {
-    ProcSlot& s = shared.slot(p);
-    r.reads += s.reads;
-    r.writes += s.writes;
-    ops_end = std::max(ops_end, s.ops_end);
-    sync_end = std::max(sync_end, s.sync_end);
-    r.sync_seconds = std::max(r.sync_seconds, s.sync_end - s.ops_end);
-    r.mismatches += s.mismatches.load();
-    if (r.first_mismatch.empty() && s.mismatch_claimed.load()) r.first_mismatch = s.mismatch;
-    if (s.has_stats) {
-      r.has_dimmap_stats = true;
-      const uint64_t* from = reinterpret_cast<const uint64_t*>(&s.stats);
-      uint64_t* to = reinterpret_cast<uint64_t*>(&r.dimmap);
-      for (size_t i = 0; i < sizeof s.stats / sizeof(uint64_t); ++i) to[i] += from[i];
-    }
-  }
-  r.ops = r.reads + r.writes;
-  r.run_seconds = ops_end - t0;
-  r.seconds = sync_end - t0;
+  ProcessGroup group(c, shared);
+  group.start(params, r.buffer_bytes_per_proc);
+  group.wait_until_ready();
+  const double t0 = group.go();
+  group.supervise(t0);
+  collect(shared, c.procs, t0, r);
   if (c.verify) {
     FileCheck after = verify_pattern_file(c.file);
     r.verified = true;
