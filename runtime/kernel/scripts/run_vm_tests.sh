@@ -27,11 +27,12 @@ done
 	echo "usage: run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--bench] [--keep]" >&2
 	exit 2
 }
+# Without qemu or a kernel image the test is skipped (77); scripts/setup installs both.
 for tool in qemu-system-x86_64 cpio gzip; do
-	command -v $tool >/dev/null || { echo "run_vm_tests.sh: $tool is missing (scripts/setup installs it)" >&2; exit 1; }
+	command -v $tool >/dev/null || { echo "run_vm_tests.sh: $tool is missing (scripts/setup installs it)" >&2; exit 77; }
 done
 [ -f "$module" ] || { echo "run_vm_tests.sh: no module at $module (run the kernel_module_build test)" >&2; exit 1; }
-rel=$("$here/find_kernel.sh")
+rel=$("$here/find_kernel.sh") || exit 77
 vmtest=$bin/dimmap-vmtest
 
 # Workload sizes: each buffer (BUFFER_SIZE) is much smaller than the disks.

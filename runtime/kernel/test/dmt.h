@@ -103,12 +103,13 @@ void dmt_replay(const struct dmt_plan *plan, uint32_t *versions);
 int dmt_make_image(const char *path, const struct dmt_plan *plan);
 long long dmt_verify_file(const char *path, const struct dmt_plan *plan,
 			  const uint32_t *versions);
-int dmt_run_workload(const char *dev, const struct dmt_plan *plan);
+int dmt_run_workload(const char *dev, const struct dmt_plan *plan, unsigned int procs);
 
 /* dmt_checks.c */
 int dmt_check_ioctls(const char *blockdev, int buffers);
 int dmt_check_file_link(const char *dir, int buffer);
-int dmt_check_independent(int quiet_buffer, const char *dev, const struct dmt_plan *plan);
+int dmt_check_independent(int quiet_buffer, const char *dev, const struct dmt_plan *plan,
+			  unsigned int procs);
 
 /* Prints one line starting with "FAIL" and returns 1, so callers count failures. */
 int dmt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * dmt_checks.c - checks of dimmap.ko's control interface run inside the VM: argument
- * validation, capabilities, busy links, a regular-file backing shared by two processes,
- * and the independence of two buffers.
+ * validation, capabilities, busy links and bounds of a linked block device, and the
+ * independence of two buffers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,50 +24,7 @@
 #include <dimmap/dimmap_uapi.h>
 
 #include "dmt.h"
-
-#define CTL_PATH "/dev/" DIMMAP_CTL_NAME
-
-static int dmt_errno(const char *what, int rc, int want)
-{
-	if (rc == -1 && errno == want)
-		return 0;
-	return DMT_FAIL("%s: got %d (%s), want errno %s", what, rc, rc ? strerror(errno) : "ok",
-			strerror(want));
-}
-
-static int dmt_ok(const char *what, int rc)
-{
-	return rc ? DMT_FAIL("%s: %s", what, strerror(errno)) : 0;
-}
-
-static int dmt_link(int ctl, int fd, unsigned int buffer, struct dimmap_link_req *req)
-{
-	memset(req, 0, sizeof(*req));
-	req->fd = fd;
-	req->buffer = buffer;
-	return ioctl(ctl, DIMMAP_IOC_LINK, req);
-}
-
-static int dmt_unlink(int ctl, unsigned int id)
-{
-	struct dimmap_unlink_req req = { .id = id };
-
-	return ioctl(ctl, DIMMAP_IOC_UNLINK, &req);
-}
-
-static int dmt_stats(int ctl, unsigned int buffer, struct dimmap_kstats *out)
-{
-	struct dimmap_stats_req req = { .buffer = buffer };
-	int rc = ioctl(ctl, DIMMAP_IOC_STATS, &req);
-
-	*out = req.stats;
-	return rc;
-}
-
-static void dmt_dev_path(unsigned int id, char *out, size_t len)
-{
-	snprintf(out, len, "/dev/" DIMMAP_DEV_PREFIX "%u", id);
-}
+#include "dmt_ctl.h"
 
 /* ---- malformed arguments ---- */
 
@@ -252,134 +209,6 @@ int dmt_check_ioctls(const char *blockdev, int buffers)
 	return fails;
 }
 
-/* ---- a regular file shared by two processes ---- */
-
-static void dmt_put_cell(unsigned char *base, uint64_t seed, uint64_t page, unsigned int cell,
-			 uint32_t version)
-{
-	uint64_t words[DMT_CELL / 8];
-
-	dmt_fill_cell(seed, page, cell, version, words);
-	memcpy(base + page * DMT_PAGE + cell * DMT_CELL, words, DMT_CELL);
-}
-
-static int dmt_cell_is(const unsigned char *base, uint64_t seed, uint64_t page,
-		       unsigned int cell, uint32_t version)
-{
-	uint64_t words[DMT_CELL / 8];
-
-	dmt_fill_cell(seed, page, cell, version, words);
-	return !memcmp(base + page * DMT_PAGE + cell * DMT_CELL, words, DMT_CELL);
-}
-
-/* The child writes through its own mapping and the parent sees it; the parent's own
- * write must survive the page leaving the buffer (written back) and coming back.
- */
-static int dmt_two_processes(const char *path, const struct dmt_plan *plan,
-			     uint32_t *versions)
-{
-	size_t len = plan->npages * DMT_PAGE;
-	int fd = open(path, O_RDWR), status, fails = 0;
-	volatile unsigned char sink = 0;
-	unsigned char *base;
-	pid_t pid;
-	uint64_t p;
-
-	base = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED)
-		return DMT_FAIL("map %s: %s", path, strerror(errno));
-	sink += base[5 * DMT_PAGE];	/* the parent maps page 5 before the child writes */
-	pid = fork();
-	if (pid == 0) {
-		unsigned char *mine = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-
-		if (mine == MAP_FAILED)
-			_exit(1);
-		dmt_put_cell(mine, plan->seed, 5, 3, 1);
-		_exit(munmap(mine, len) ? 1 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status))
-		fails += DMT_FAIL("child writer failed");
-	versions[5 * DMT_CELLS + 3] = 1;
-	if (!dmt_cell_is(base, plan->seed, 5, 3, 1))
-		fails += DMT_FAIL("parent does not see the child's write");
-	dmt_put_cell(base, plan->seed, 7, 9, 1);
-	versions[7 * DMT_CELLS + 9] = 1;
-	for (p = 0; p < plan->npages; p++)	/* pushes pages 5 and 7 out of the buffer */
-		sink += base[p * DMT_PAGE];
-	if (!dmt_cell_is(base, plan->seed, 5, 3, 1) || !dmt_cell_is(base, plan->seed, 7, 9, 1))
-		fails += DMT_FAIL("writes lost after the pages left the buffer");
-	dmt_put_cell(base, plan->seed, 9, 1, 1);	/* dirty for SYNC+DROP */
-	versions[9 * DMT_CELLS + 1] = 1;
-	munmap(base, len);
-	close(fd);
-	return fails;
-}
-
-/* SYNC with DROP writes the page and frees it; the file then holds the write. */
-static int dmt_sync_drop(int ctl, unsigned int id, unsigned int buffer, const char *file,
-			 const struct dmt_plan *plan, const uint32_t *versions)
-{
-	struct dimmap_sync_req sync = { .id = id, .flags = DIMMAP_SYNC_DROP };
-	struct dimmap_kstats st;
-	long long bad;
-
-	if (ioctl(ctl, DIMMAP_IOC_SYNC, &sync))
-		return DMT_FAIL("SYNC+DROP: %s", strerror(errno));
-	if (sync.written < 1 || sync.dropped < 1 || dmt_stats(ctl, buffer, &st))
-		return DMT_FAIL("SYNC+DROP wrote %llu and dropped %llu pages",
-				(unsigned long long)sync.written, (unsigned long long)sync.dropped);
-	if (st.resident_pages != 0)
-		return DMT_FAIL("SYNC+DROP left %llu pages in buffer %u",
-				(unsigned long long)st.resident_pages, buffer);
-	bad = dmt_verify_file(file, plan, versions);
-	return bad ? DMT_FAIL("after SYNC+DROP %s has %lld wrong pages", file, bad) : 0;
-}
-
-static int dmt_read_only_link(int ctl, const char *file, unsigned int buffer)
-{
-	struct dimmap_link_req req;
-	char path[64];
-	int fd = open(file, O_RDONLY), fails = 0;
-
-	if (fd < 0 || dmt_link(ctl, fd, buffer, &req))
-		return DMT_FAIL("read-only LINK %s: %s", file, strerror(errno));
-	close(fd);
-	dmt_dev_path(req.id, path, sizeof(path));
-	fails += dmt_errno("open a read-only link for writing", open(path, O_RDWR), EACCES);
-	fails += dmt_ok("UNLINK read-only link", dmt_unlink(ctl, req.id));
-	return fails;
-}
-
-int dmt_check_file_link(const char *dir, int buffer)
-{
-	struct dmt_plan plan = { .seed = 77, .npages = 512, .threads = 1 };
-	uint32_t *versions = dmt_versions_new(&plan);
-	struct dimmap_link_req req;
-	char file[256], path[64];
-	int ctl, fd, fails = 0;
-
-	snprintf(file, sizeof(file), "%s/dmt-file.img", dir);
-	if (!versions || dmt_make_image(file, &plan))
-		return 1;
-	ctl = open(CTL_PATH, O_RDONLY);
-	fails += dmt_read_only_link(ctl, file, buffer);
-	fd = open(file, O_RDWR);
-	if (fd < 0 || dmt_link(ctl, fd, buffer, &req))
-		return DMT_FAIL("LINK %s: %s", file, strerror(errno));
-	close(fd);
-	dmt_dev_path(req.id, path, sizeof(path));
-	fails += dmt_two_processes(path, &plan, versions);
-	fails += dmt_sync_drop(ctl, req.id, buffer, file, &plan, versions);
-	fails += dmt_ok("UNLINK file link", dmt_unlink(ctl, req.id));
-	close(ctl);
-	unlink(file);
-	free(versions);
-	printf("file link checks: %d failures\n", fails);
-	return fails;
-}
-
 /* ---- two buffers ---- */
 
 static int dmt_buffer_of(int ctl, const char *dev, unsigned int *buffer)
@@ -409,7 +238,8 @@ static int dmt_check_counters(const struct dimmap_kstats *st, const struct dmt_p
 	return 0;
 }
 
-int dmt_check_independent(int quiet, const char *dev, const struct dmt_plan *plan)
+int dmt_check_independent(int quiet, const char *dev, const struct dmt_plan *plan,
+			  unsigned int procs)
 {
 	struct dimmap_kstats quiet0, quiet1, busy0, busy1;
 	unsigned int busy = 0;
@@ -421,7 +251,7 @@ int dmt_check_independent(int quiet, const char *dev, const struct dmt_plan *pla
 		return DMT_FAIL("%s is in buffer %d itself", dev, quiet);
 	if (dmt_stats(ctl, quiet, &quiet0) || dmt_stats(ctl, busy, &busy0))
 		return DMT_FAIL("STATS: %s", strerror(errno));
-	fails = dmt_run_workload(dev, plan);
+	fails = dmt_run_workload(dev, plan, procs);
 	if (dmt_stats(ctl, quiet, &quiet1) || dmt_stats(ctl, busy, &busy1))
 		return DMT_FAIL("STATS: %s", strerror(errno));
 	if (memcmp(&quiet0, &quiet1, sizeof(quiet0)))

@@ -5,8 +5,8 @@
  *
  *   dimmap-vmtest mkimage --image=F --pages=N --seed=S          (host: initial disk)
  *   dimmap-vmtest verify --image=F PLAN                         (expected after workload)
- *   dimmap-vmtest workload --dev=/dev/dimmapN PLAN              (random reads and writes)
- *   dimmap-vmtest independent --dev=/dev/dimmapN --quiet-buffer=B PLAN
+ *   dimmap-vmtest workload --dev=/dev/dimmapN [--procs=N] PLAN   (random reads and writes)
+ *   dimmap-vmtest independent --dev=/dev/dimmapN --quiet-buffer=B [--procs=N] PLAN
  *   dimmap-vmtest ioctls --blockdev=/dev/vdX --buffers=N
  *   dimmap-vmtest filelink --dir=DIR --buffer=B
  * PLAN: --pages=N --seed=S [--shared=N] [--threads=N] [--ops=N] [--write-pct=P]
@@ -23,6 +23,7 @@ struct dmt_args {
 	struct dmt_plan plan;
 	const char *image, *dev, *blockdev, *dir;
 	int buffers, buffer, quiet_buffer;
+	unsigned int procs;
 };
 
 static int dmt_parse(int argc, char **argv, struct dmt_args *a)
@@ -34,12 +35,13 @@ static int dmt_parse(int argc, char **argv, struct dmt_args *a)
 		{ "write-pct", required_argument, 0, 'w' }, { "dev", required_argument, 0, 'd' },
 		{ "blockdev", required_argument, 0, 'b' }, { "buffers", required_argument, 0, 'B' },
 		{ "buffer", required_argument, 0, 'u' }, { "dir", required_argument, 0, 'D' },
-		{ "quiet-buffer", required_argument, 0, 'q' }, { 0, 0, 0, 0 },
+		{ "quiet-buffer", required_argument, 0, 'q' }, { "procs", required_argument, 0, 'P' },
+		{ 0, 0, 0, 0 },
 	};
 	int c;
 
 	*a = (struct dmt_args){ .plan = { .threads = 4, .ops = 1000, .write_pct = 30 },
-				.buffers = 1, .dir = "/tmp" };
+				.buffers = 1, .dir = "/tmp", .procs = 1 };
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -77,6 +79,9 @@ static int dmt_parse(int argc, char **argv, struct dmt_args *a)
 			break;
 		case 'D':
 			a->dir = optarg;
+			break;
+		case 'P':
+			a->procs = (unsigned int)atoi(optarg);
 			break;
 		case 'q':
 			a->quiet_buffer = atoi(optarg);
@@ -121,9 +126,9 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "verify"))
 		return dmt_verify(&a);
 	if (!strcmp(cmd, "workload") && a.dev)
-		return dmt_run_workload(a.dev, &a.plan) != 0;
+		return dmt_run_workload(a.dev, &a.plan, a.procs) != 0;
 	if (!strcmp(cmd, "independent") && a.dev)
-		return dmt_check_independent(a.quiet_buffer, a.dev, &a.plan) != 0;
+		return dmt_check_independent(a.quiet_buffer, a.dev, &a.plan, a.procs) != 0;
 	fprintf(stderr, "usage: see the comment at the top of dmt_main.c\n");
 	return 2;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -177,19 +178,20 @@ static double dmt_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Runs workers first, first + step, ... of the plan as threads of this process. */
 static long long dmt_run_threads(const struct dmt_plan *plan, unsigned char *base,
-				 uint32_t *versions)
+				 uint32_t *versions, unsigned int first, unsigned int step)
 {
 	struct dmt_worker *w = calloc(plan->threads, sizeof(*w));
 	pthread_t *tid = calloc(plan->threads, sizeof(*tid));
 	long long bad = 0;
 	unsigned int t;
 
-	for (t = 0; t < plan->threads; t++) {
+	for (t = first; t < plan->threads; t += step) {
 		w[t] = (struct dmt_worker){ plan, t, base, versions, 0 };
 		pthread_create(&tid[t], NULL, dmt_worker_run, &w[t]);
 	}
-	for (t = 0; t < plan->threads; t++) {
+	for (t = first; t < plan->threads; t += step) {
 		pthread_join(tid[t], NULL);
 		bad += w[t].mismatches;
 	}
@@ -198,13 +200,13 @@ static long long dmt_run_threads(const struct dmt_plan *plan, unsigned char *bas
 	return bad;
 }
 
-int dmt_run_workload(const char *dev, const struct dmt_plan *plan)
+/* One process's share: its own mapping of dev, its workers, a final msync. */
+static int dmt_run_process(const char *dev, const struct dmt_plan *plan, unsigned int proc,
+			   unsigned int procs, long long *bad)
 {
 	size_t len = plan->npages * DMT_PAGE;
 	uint32_t *versions = dmt_versions_new(plan);
 	unsigned char *base;
-	long long bad;
-	double t0;
 	int fd, err = 0;
 
 	fd = open(dev, O_RDWR);
@@ -213,16 +215,44 @@ int dmt_run_workload(const char *dev, const struct dmt_plan *plan)
 	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		return DMT_FAIL("workload: cannot map %s: %s", dev, strerror(errno));
-	t0 = dmt_now();
-	bad = dmt_run_threads(plan, base, versions);
+	*bad = dmt_run_threads(plan, base, versions, proc, procs);
 	if (msync(base, len, MS_SYNC))
 		err = DMT_FAIL("workload: msync %s: %s", dev, strerror(errno));
 	if (munmap(base, len) || close(fd))
 		err = DMT_FAIL("workload: munmap/close %s: %s", dev, strerror(errno));
-	printf("workload %s: %u threads x %u ops, %llu pages, %lld read mismatches, %.2f s\n",
-	       dev, plan->threads, plan->ops, (unsigned long long)plan->npages, bad,
-	       dmt_now() - t0);
 	free(versions);
+	return err;
+}
+
+/* The plan's workers spread over procs processes, each mapping dev on its own. */
+int dmt_run_workload(const char *dev, const struct dmt_plan *plan, unsigned int procs)
+{
+	long long bad = 0;
+	double t0 = dmt_now();
+	unsigned int p;
+	int err = 0;
+
+	for (p = 1; p < procs; p++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			long long mine = 0;
+
+			_exit(dmt_run_process(dev, plan, p, procs, &mine) || mine ? 1 : 0);
+		}
+		if (pid < 0)
+			return DMT_FAIL("workload: fork: %s", strerror(errno));
+	}
+	err = dmt_run_process(dev, plan, 0, procs ? procs : 1, &bad);
+	for (p = 1; p < procs; p++) {
+		int status;
+
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			err = DMT_FAIL("workload: a worker process failed");
+	}
+	printf("workload %s: %u processes, %u threads x %u ops, %llu pages, %lld read mismatches, %.2f s\n",
+	       dev, procs, plan->threads, plan->ops, (unsigned long long)plan->npages, bad,
+	       dmt_now() - t0);
 	if (bad)
 		err = DMT_FAIL("workload: %lld pages read back wrong through %s", bad, dev);
 	return err;

@@ -94,7 +94,7 @@ check verify_vda_in_vm dimmap-vmtest verify --image=/dev/vda $plan_a
 
 dev=$(dimmapctl link --buffer=1 /dev/vdb)
 check link_vdb test -c "$dev"
-check workload_vdb dimmap-vmtest independent --dev="$dev" --quiet-buffer=0 $plan_b
+check workload_vdb dimmap-vmtest independent --dev="$dev" --quiet-buffer=0 --procs=2 $plan_b
 check unlink_vdb dimmapctl unlink "$dev"
 check verify_vdb_in_vm dimmap-vmtest verify --image=/dev/vdb $plan_b
 
