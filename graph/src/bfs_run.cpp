@@ -104,7 +104,7 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
   BfsSummary summary;
   summary.validated = opt.validate;
   const uint64_t count = part.count();
-  std::vector<int64_t> local_levels(count), local_parents(count), levels, parents;
+  std::vector<int64_t> levels, parents;  // global copies, only for validation and output files
   for (size_t k = 0; k < roots.size(); ++k) {
     const uint64_t root = roots[k];
     bfs.reset();
@@ -134,10 +134,9 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
     const LocalGraph g = files.graph();
 #pragma omp parallel for num_threads(threads) reduction(max : max_level) reduction(+ : degree_sum)
     for (uint64_t i = 0; i < count; ++i) {
-      local_levels[i] = bfs.level(i);
-      local_parents[i] = bfs.parent(i);
-      if (local_levels[i] >= 0) {
-        max_level = std::max(max_level, local_levels[i]);
+      const int64_t level = bfs.level(i);
+      if (level >= 0) {
+        max_level = std::max(max_level, level);
         degree_sum += g.offsets[i + 1] - g.offsets[i];
       }
     }
@@ -145,7 +144,7 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
     comm.sum(level_max);  // an upper bound is enough to size the histogram
     std::vector<uint64_t> hist(level_max[0] + 3, 0);
     for (uint64_t i = 0; i < count; ++i)
-      if (local_levels[i] >= 0) ++hist[static_cast<size_t>(local_levels[i])];
+      if (const int64_t level = bfs.level(i); level >= 0) ++hist[static_cast<size_t>(level)];
     const BfsCounters& c = bfs.counters();
     hist[hist.size() - 2] = degree_sum;
     hist[hist.size() - 1] = c.visits;
@@ -162,8 +161,11 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
 
     const bool want_files = k == 0 && (!opt.levels_out.empty() || !opt.parents_out.empty());
     if (opt.validate || want_files) {
-      comm.allgather(local_levels, levels);
-      comm.allgather(local_parents, parents);
+      std::vector<int64_t> local(count);
+      for (uint64_t i = 0; i < count; ++i) local[i] = bfs.level(i);
+      comm.allgather(local, levels);
+      for (uint64_t i = 0; i < count; ++i) local[i] = bfs.parent(i);
+      comm.allgather(local, parents);
     }
     if (opt.validate) {
       const ValidationReport report = validate_bfs(part, files.graph(), levels.data(), parents.data(), root);
