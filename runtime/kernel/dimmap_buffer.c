@@ -4,8 +4,8 @@
  *
  * Faults look pages up in the DI-MMAP policy (dimmap_policy.c) under buf->lock and read
  * misses into a free slot outside it. A page the policy demotes to the eviction queue
- * is unmapped at once from every process, so touching it again faults and recovers it
- * (the victim buffer). When free slots run short, a batch of the oldest eviction-queue
+ * is unmapped from every process by a worker soon after, so touching it again faults
+ * and recovers it (the victim buffer). When free slots run short, a batch of the oldest eviction-queue
  * pages leaves together: they are unmapped, the dirty ones are written back with
  * adjacent pages coalesced into one write, and the slots return to the free pool.
  *
@@ -33,25 +33,80 @@ enum dm_pass {
 
 #define DM_SCAN_CHUNK 1024u	/* slots inspected per buf->lock hold when scanning */
 
-/* ---- demotion: unmap a page that entered the eviction queue ---- */
+/* ---- demotion: unmap pages that entered the eviction queue ---- */
 
-static void dm_demote_prepare(struct dm_buffer *buf, u32 slot, struct dm_demoted *d)
+/*
+ * The policy moved slot to the eviction queue (buf->lock held): queue it for unmap_work,
+ * so that touching it again faults and recovers it. Returns true if the worker needs a
+ * kick. A full ring drops the request: the page is unmapped when it leaves anyway.
+ */
+static bool dm_demote(struct dm_buffer *buf, u32 slot)
 {
+	struct dmp_page *pg;
+
 	lockdep_assert_held(&buf->lock);
 	if (slot == DMP_NIL)
-		return;
-	d->link = buf->slots[slot].link;
-	d->pgoff = buf->slots[slot].pgoff;
-	kref_get(&d->link->ref);
+		return false;
+	pg = &buf->pol.pages[slot];
+	if ((pg->flags & DM_F_UNMAP) || buf->unmap_len == buf->pol.par.npages)
+		return false;
+	pg->flags |= DM_F_UNMAP;
+	buf->unmap_ring[(buf->unmap_head + buf->unmap_len) % buf->pol.par.npages] = slot;
+	buf->unmap_len++;
+	return true;
 }
 
-static void dm_demote_finish(struct dm_demoted *d)
+struct dm_unmap {
+	struct dm_link *link;	/* holds a reference */
+	pgoff_t pgoff;
+};
+
+/* Takes up to max queued pages that are still in the eviction queue (buf->lock held). */
+static u32 dm_unmap_take(struct dm_buffer *buf, struct dm_unmap *todo, u32 max)
 {
-	if (!d->link)
-		return;
-	unmap_mapping_pages(dm_link_mapping(d->link), d->pgoff, 1, false);
-	dm_link_put(d->link);
-	d->link = NULL;
+	u32 n = 0;
+
+	while (buf->unmap_len && n < max) {
+		u32 s = buf->unmap_ring[buf->unmap_head];
+		struct dmp_page *pg = &buf->pol.pages[s];
+
+		buf->unmap_head = (buf->unmap_head + 1) % buf->pol.par.npages;
+		buf->unmap_len--;
+		if (!(pg->flags & DM_F_UNMAP))
+			continue;	/* freed and reused since */
+		pg->flags &= ~DM_F_UNMAP;
+		if (pg->state != DMP_EVICT)
+			continue;	/* recovered, or leaving (the pass unmaps it) */
+		todo[n].link = buf->slots[s].link;
+		todo[n].pgoff = buf->slots[s].pgoff;
+		kref_get(&todo[n].link->ref);
+		n++;
+	}
+	return n;
+}
+
+static void dm_unmap_worker(struct work_struct *work)
+{
+	struct dm_buffer *buf = container_of(work, struct dm_buffer, unmap_work);
+	struct dm_unmap todo[16];
+	u32 n, i;
+
+	do {
+		spin_lock(&buf->lock);
+		n = dm_unmap_take(buf, todo, ARRAY_SIZE(todo));
+		spin_unlock(&buf->lock);
+		for (i = 0; i < n; i++) {
+			unmap_mapping_pages(dm_link_mapping(todo[i].link), todo[i].pgoff, 1, false);
+			dm_link_put(todo[i].link);
+		}
+		cond_resched();
+	} while (n);
+}
+
+static void dm_kick_unmap(struct dm_buffer *buf, bool kick)
+{
+	if (kick)
+		queue_work(system_unbound_wq, &buf->unmap_work);
 }
 
 /* ---- writeback and eviction passes over buf->flush[0..n) ---- */
@@ -155,7 +210,7 @@ static void dm_pass_fail(struct dm_buffer *buf, struct dm_flush_entry *e)
 	buf->st.write_errors++;
 	cmpxchg(&sl->link->wb_err, 0, e->err);
 	if (buf->pol.pages[e->slot].state == DMP_LEAVING)
-		dm_demote_prepare(buf, dmp_recover(&buf->pol, e->slot), &e->dem);
+		dm_kick_unmap(buf, dm_demote(buf, dmp_recover(&buf->pol, e->slot)));
 }
 
 static void dm_pass_free(struct dm_buffer *buf, struct dm_flush_entry *e, enum dm_pass pass)
@@ -205,7 +260,6 @@ static u32 dm_pass_finish(struct dm_buffer *buf, u32 n, enum dm_pass pass, u64 w
 			folio_put(e->folio);	/* the pool's reference to the pinned page */
 		else if (e->spare)
 			folio_put(e->spare);
-		dm_demote_finish(&e->dem);
 	}
 	wake_up_all(&buf->wait);
 	return freed;
@@ -221,7 +275,6 @@ static u32 dm_pass(struct dm_buffer *buf, u32 n, enum dm_pass pass, u64 *written
 		buf->flush[i].err = 0;
 		buf->flush[i].replaced = false;
 		buf->flush[i].spare = NULL;
-		buf->flush[i].dem.link = NULL;
 	}
 	dm_pass_lock(buf, n, pass);
 	if (pass != DM_PASS_DISCARD)
@@ -324,9 +377,8 @@ static bool dm_loading(struct dm_buffer *buf, u32 slot, u64 key)
 static int dm_load(struct dm_link *link, pgoff_t pgoff, u64 key)
 {
 	struct dm_buffer *buf = link->buf;
-	struct dm_demoted dem = {};
+	bool kick, demoted = false;
 	struct folio *folio;
-	bool kick;
 	int err;
 	u32 s;
 
@@ -360,24 +412,27 @@ static int dm_load(struct dm_link *link, pgoff_t pgoff, u64 key)
 		buf->st.read_errors++;
 	} else {
 		buf->st.bytes_read += PAGE_SIZE;
-		dm_demote_prepare(buf, dmp_loaded(&buf->pol, s), &dem);
+		demoted = dm_demote(buf, dmp_loaded(&buf->pol, s));
 	}
 	spin_unlock(&buf->lock);
 	wake_up_all(&buf->wait);
-	dm_demote_finish(&dem);
+	dm_kick_unmap(buf, demoted);
 	if (err)
 		pr_warn_ratelimited("dimmap%u: read of page %lu failed: %d\n", link->id, pgoff,
 				    err);
 	return err;
 }
 
-/* A resident page was faulted: recover it from the eviction queue if it is there. */
-static void dm_touch(struct dm_buffer *buf, u32 s, bool counted, struct dm_demoted *dem)
+/* A resident page was faulted: recover it from the eviction queue if it is there.
+ * Returns true if a page was demoted to make room (kick unmap_work).
+ */
+static bool dm_touch(struct dm_buffer *buf, u32 s, bool counted)
 {
 	u8 state = buf->pol.pages[s].state;
+	bool demoted = false;
 
 	if (state == DMP_EVICT || state == DMP_LEAVING) {
-		dm_demote_prepare(buf, dmp_recover(&buf->pol, s), dem);
+		demoted = dm_demote(buf, dmp_recover(&buf->pol, s));
 		if (!counted)
 			buf->st.recoveries++;
 	} else if (!counted) {
@@ -385,6 +440,7 @@ static void dm_touch(struct dm_buffer *buf, u32 s, bool counted, struct dm_demot
 	}
 	if (!counted)
 		buf->st.faults++;
+	return demoted;
 }
 
 static bool dm_slot_holds(struct dm_buffer *buf, u32 s, u64 key, struct folio *folio)
@@ -412,8 +468,8 @@ int dm_buffer_fault(struct dm_link *link, pgoff_t pgoff, struct folio **out)
 	int err;
 
 	for (;;) {
-		struct dm_demoted dem = {};
 		struct folio *folio;
+		bool demoted;
 		u32 s;
 
 		if (fatal_signal_pending(current))
@@ -433,12 +489,12 @@ int dm_buffer_fault(struct dm_link *link, pgoff_t pgoff, struct folio **out)
 			wait_event(buf->wait, !dm_loading(buf, s, key));
 			continue;
 		}
-		dm_touch(buf, s, counted, &dem);
+		demoted = dm_touch(buf, s, counted);
 		counted = true;
 		folio = buf->slots[s].folio;
 		folio_get(folio);
 		spin_unlock(&buf->lock);
-		dm_demote_finish(&dem);
+		dm_kick_unmap(buf, demoted);
 
 		folio_lock(folio);
 		if (dm_slot_holds(buf, s, key, folio)) {
@@ -583,6 +639,7 @@ static void dm_buffer_free(struct dm_buffer *buf)
 	kvfree(buf->slots);
 	kvfree(buf->pages);
 	kvfree(buf->buckets);
+	kvfree(buf->unmap_ring);
 	kfree(buf->leaving);
 	kfree(buf->flush);
 	kfree(buf->bvec);
@@ -619,11 +676,12 @@ struct dm_buffer *dm_buffer_create(unsigned int index, u32 npages, u32 hot_permi
 	buf->pages = kvcalloc(par.npages, sizeof(*buf->pages), GFP_KERNEL);
 	buf->buckets = kvcalloc(par.nbuckets, sizeof(*buf->buckets), GFP_KERNEL);
 	buf->slots = kvcalloc(par.npages, sizeof(*buf->slots), GFP_KERNEL);
+	buf->unmap_ring = kvcalloc(par.npages, sizeof(*buf->unmap_ring), GFP_KERNEL);
 	buf->leaving = kcalloc(par.batch, sizeof(*buf->leaving), GFP_KERNEL);
 	buf->flush = kcalloc(par.batch, sizeof(*buf->flush), GFP_KERNEL);
 	buf->bvec = kcalloc(par.batch, sizeof(*buf->bvec), GFP_KERNEL);
-	if (!buf->pages || !buf->buckets || !buf->slots || !buf->leaving || !buf->flush ||
-	    !buf->bvec)
+	if (!buf->pages || !buf->buckets || !buf->slots || !buf->unmap_ring || !buf->leaving ||
+	    !buf->flush || !buf->bvec)
 		goto nomem;
 	if (dm_buffer_alloc_pages(buf))
 		goto nomem;
@@ -632,6 +690,7 @@ struct dm_buffer *dm_buffer_create(unsigned int index, u32 npages, u32 hot_permi
 	mutex_init(&buf->evict_lock);
 	init_waitqueue_head(&buf->wait);
 	INIT_WORK(&buf->evict_work, dm_evict_worker);
+	INIT_WORK(&buf->unmap_work, dm_unmap_worker);
 	return buf;
 
 nomem:
@@ -643,6 +702,7 @@ nomem:
 void dm_buffer_destroy(struct dm_buffer *buf)
 {
 	cancel_work_sync(&buf->evict_work);
+	cancel_work_sync(&buf->unmap_work);
 	WARN_ON_ONCE(dmp_resident(&buf->pol) || buf->pol.loading || buf->pol.leaving);
 	dm_buffer_free(buf);
 }

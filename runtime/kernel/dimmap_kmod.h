@@ -13,6 +13,10 @@
  *   never held while calling misc_register/misc_deregister (misc_open holds misc_mtx
  *   while it calls our open, which takes dm_links_lock).
  *
+ * Pages demoted to the eviction queue are unmapped by a worker (unmap_work), not by
+ * the faulting thread: each unmap is a TLB shootdown, and a module cannot batch them
+ * into one (the kernel's batched flush is not exported), so they stay off the fault path.
+ *
  * A resident page keeps one reference from the pool plus one per page-table entry.
  * A fault returns the page locked (VM_FAULT_LOCKED) after checking, under the folio
  * lock, that the slot still holds its key; eviction takes the folio lock, unmaps the
@@ -41,11 +45,8 @@
 
 struct dm_link;
 
-/* A page demoted to the eviction queue, to unmap once buf->lock is released. */
-struct dm_demoted {
-	struct dm_link *link;	/* holds a reference */
-	pgoff_t pgoff;
-};
+/* Caller-owned flag in dmp_page.flags: the page is queued for unmap_work. */
+#define DM_F_UNMAP	0x02u
 
 struct dm_slot {
 	struct folio *folio;	/* the pool page (replaced if pinned when it leaves) */
@@ -62,7 +63,6 @@ struct dm_flush_entry {
 	bool replaced;		/* the slot got spare instead of folio */
 	struct folio *folio;	/* locked during the pass */
 	struct folio *spare;	/* replaces a pinned folio */
-	struct dm_demoted dem;	/* demotion caused by recovering after an error */
 };
 
 struct dm_buffer {
@@ -79,6 +79,10 @@ struct dm_buffer {
 	struct bio_vec *bvec;
 	wait_queue_head_t wait;		/* a load finished or slots were freed */
 	struct work_struct evict_work;	/* refills the free reserve in the background */
+	/* Demoted pages waiting to be unmapped by unmap_work (a ring of slots, lock): */
+	u32 *unmap_ring;
+	u32 unmap_head, unmap_len;
+	struct work_struct unmap_work;
 	struct dimmap_kstats st;	/* under lock */
 };
 

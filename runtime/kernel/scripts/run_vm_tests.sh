@@ -37,7 +37,7 @@ vmtest=$bin/dimmap-vmtest
 
 # Workload sizes: each buffer (BUFFER_SIZE) is much smaller than the disks.
 VDA_PAGES=8192 VDA_SEED=11 VDB_PAGES=2048 VDB_SEED=22
-THREADS=4 OPS=1500 WRITE_PCT=30 SHARED=64 BUFFER_SIZE=1M
+THREADS=4 OPS=4000 WRITE_PCT=30 SHARED=64 BUFFER_SIZE=1M
 # --bench: LRIOT on a 128 MiB file with 16 MiB of memory (buffer or cgroup budget).
 BENCH_FILE=128M BENCH_BUFFER=16M BENCH_THREADS=8 BENCH_OPS=${DMT_BENCH_OPS:-8000}
 plan_a="--pages=$VDA_PAGES --seed=$VDA_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
