@@ -74,15 +74,23 @@ void ReadClassifier::vote(const TaxaList& list) {
 
 Classification ReadClassifier::classify(std::string_view sequence) {
   reset();
-  uint32_t kmers = 0, hits = 0;
-  for_each_canonical_kmer(sequence, db_.k(), [&](uint64_t kmer) {
-    ++kmers;
-    const TaxaList list = db_.lookup(kmer);
-    if (list.empty()) return;
+  kmers_.clear();
+  for_each_canonical_kmer(sequence, db_.k(), [&](uint64_t kmer) { kmers_.push_back(kmer); });
+  // The read's lookups are independent: prefetch ahead so their cache misses overlap.
+  constexpr size_t kAhead1 = 16, kAhead2 = 8;
+  const size_t n = kmers_.size();
+  for (size_t i = 0; i < std::min(n, kAhead1); ++i) db_.prefetch_stage1(kmers_[i]);
+  for (size_t i = 0; i < std::min(n, kAhead2); ++i) db_.prefetch_stage2(kmers_[i]);
+  uint32_t hits = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead1 < n) db_.prefetch_stage1(kmers_[i + kAhead1]);
+    if (i + kAhead2 < n) db_.prefetch_stage2(kmers_[i + kAhead2]);
+    const TaxaList list = db_.lookup(kmers_[i]);
+    if (list.empty()) continue;
     ++hits;
     vote(list);
-  });
-  return place(kmers, hits);
+  }
+  return place(static_cast<uint32_t>(n), hits);
 }
 
 Classification ReadClassifier::place(uint32_t kmers, uint32_t hits) {

@@ -69,6 +69,7 @@ class ReadClassifier {
   std::vector<uint32_t> stamp_;     // last k-mer that voted for the taxon
   std::vector<uint8_t> flags_;      // kTouched, kDirect (named directly by a k-mer)
   std::vector<uint32_t> touched_;   // taxa with kTouched set
+  std::vector<uint64_t> kmers_;     // the read's canonical k-mers
   static constexpr uint8_t kTouched = 1, kDirect = 2;
   uint32_t kmer_stamp_ = 0;
 

@@ -67,6 +67,22 @@ class Database {
   TaxaList lookup_two_level(uint64_t kmer) const;
   TaxaList lookup_gnu_hash(uint64_t kmer) const;
 
+  // Software prefetch for a k-mer looked up soon: stage 1 touches the cache line of its
+  // first-level entry (or hash bucket); stage 2, a few k-mers later, reads that entry and
+  // prefetches the middle of its second-level list. Prefetches never fault a page in.
+  void prefetch_stage1(uint64_t kmer) const {
+    if (first_level_)
+      __builtin_prefetch(first_level_ + (suffix_bits_ >= 64 ? 0 : kmer >> suffix_bits_));
+    else
+      __builtin_prefetch(buckets_ + kmer % header_->bucket_count);
+  }
+  void prefetch_stage2(uint64_t kmer) const {
+    if (!first_level_) return;
+    const uint64_t fl = first_level_[suffix_bits_ >= 64 ? 0 : kmer >> suffix_bits_];
+    const uint64_t mid = (fl & ((uint64_t{1} << kFirstLevelStartBits) - 1)) + (fl >> kFirstLevelStartBits) / 2;
+    __builtin_prefetch(static_cast<const uint8_t*>(second_level_) + mid * header_->entry_bytes);
+  }
+
   // Checks every section's CRC; throws kmer::Error naming the first bad section.
   void verify() const;
 
