@@ -38,32 +38,29 @@ bool parse_taxid(std::string_view text, uint32_t& out) {
 
 Taxonomy Taxonomy::load_dir(const std::string& dir) { return load(dir + "/nodes.dmp", dir + "/names.dmp"); }
 
-Taxonomy Taxonomy::load(const std::string& nodes_path, const std::string& names_path) {
-  std::unordered_map<uint32_t, std::string> names;
-  {
-    std::ifstream in(names_path);
-    if (!in) fail_at(names_path, 0, "cannot open");
-    std::string line;
-    uint64_t no = 0;
-    while (std::getline(in, line)) {
-      ++no;
-      if (line.empty()) continue;
-      const auto f = split_dmp(line);
-      uint32_t taxid = 0;
-      if (f.size() < 4 || !parse_taxid(f[0], taxid))
-        fail_at(names_path, no, "malformed names.dmp line (expected 'taxid | name | unique name | class |')");
-      if (f[3] == "scientific name") names[taxid] = std::string(f[1]);
-    }
-  }
-  Taxonomy tax;
-  std::ifstream in(nodes_path);
-  if (!in) fail_at(nodes_path, 0, "cannot open");
+// Calls f(fields, line number) for every non-empty line of an NCBI dump.
+template <typename F>
+void for_each_dmp_line(const std::string& path, F&& f) {
+  std::ifstream in(path);
+  if (!in) fail_at(path, 0, "cannot open");
   std::string line;
   uint64_t no = 0;
   while (std::getline(in, line)) {
     ++no;
-    if (line.empty()) continue;
-    const auto f = split_dmp(line);
+    if (!line.empty()) f(split_dmp(line), no);
+  }
+}
+
+Taxonomy Taxonomy::load(const std::string& nodes_path, const std::string& names_path) {
+  std::unordered_map<uint32_t, std::string> names;
+  for_each_dmp_line(names_path, [&](const std::vector<std::string_view>& f, uint64_t no) {
+    uint32_t taxid = 0;
+    if (f.size() < 4 || !parse_taxid(f[0], taxid))
+      fail_at(names_path, no, "malformed names.dmp line (expected 'taxid | name | unique name | class |')");
+    if (f[3] == "scientific name") names[taxid] = std::string(f[1]);
+  });
+  Taxonomy tax;
+  for_each_dmp_line(nodes_path, [&](const std::vector<std::string_view>& f, uint64_t no) {
     uint32_t taxid = 0, parent = 0;
     if (f.size() < 3) fail_at(nodes_path, no, "malformed nodes.dmp line (expected 'taxid | parent | rank |')");
     if (!parse_taxid(f[0], taxid) || taxid == 0)
@@ -74,7 +71,7 @@ Taxonomy Taxonomy::load(const std::string& nodes_path, const std::string& names_
     if (tax.contains(taxid)) fail_at(nodes_path, no, "duplicate taxid " + std::to_string(taxid));
     auto it = names.find(taxid);
     tax.add(taxid, parent, std::string(f[2]), it != names.end() ? it->second : "taxid " + std::to_string(taxid));
-  }
+  });
   if (tax.size() == 0) fail_at(nodes_path, 0, "no taxa");
   tax.finalize(nodes_path);
   return tax;
