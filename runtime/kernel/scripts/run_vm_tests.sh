@@ -1,30 +1,33 @@
 #!/bin/sh
 # run_vm_tests.sh - boots the dimmap.ko tests in a qemu VM (TCG) and checks the result.
 #
-#   run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--bench] [--keep]
+#   run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--bench | --bench-only] [--keep]
 #
 # --bin holds the static programs (dimmap-vmtest, dimmapctl-static, dimmap-api-vmtest
 # and, for --bench, lriot-static). The host writes two disk images with a known pattern,
 # packs a busybox initramfs with the module, the virtio drivers of the kernel it boots
 # and test/vm_init.sh as /init, boots it with a timeout, reads the verdict from the
 # serial console, then replays the VM's workload on the host and compares the disk
-# images with it: the test passes with zero mismatched pages.
+# images with it: the test passes with zero mismatched pages. --bench adds LRIOT on Linux
+# mmap and on dimmap.ko with equal memory (test/vm_bench.sh; DMT_BENCH_OPS operations per
+# run, default 8000); --bench-only runs just that.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kernel_dir=$(dirname "$here")
-module="" bin="" work="" bench=0 keep=0
+module="" bin="" work="" bench=0 bench_only=0 keep=0
 for arg in "$@"; do
 	case $arg in
 	--module=*) module=${arg#*=} ;;
 	--bin=*) bin=${arg#*=} ;;
 	--work=*) work=${arg#*=} ;;
 	--bench) bench=1 ;;
+	--bench-only) bench=1 bench_only=1 ;;
 	--keep) keep=1 ;;
 	*) echo "run_vm_tests.sh: unknown argument $arg" >&2; exit 2 ;;
 	esac
 done
 [ -n "$module" ] && [ -n "$bin" ] && [ -n "$work" ] || {
-	echo "usage: run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--bench] [--keep]" >&2
+	echo "usage: run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--bench | --bench-only] [--keep]" >&2
 	exit 2
 }
 # Without qemu or a kernel image the test is skipped (77); scripts/setup installs both.
@@ -96,6 +99,7 @@ if [ "$bench" = 1 ]; then
 	cp "$kernel_dir/test/vm_bench.sh" "$root/bench.sh"
 	cat >> "$root/etc/dmt.conf" <<EOF
 BENCH_FILE=$BENCH_FILE BENCH_BUFFER=$BENCH_BUFFER BENCH_THREADS=$BENCH_THREADS BENCH_OPS=$BENCH_OPS
+BENCH_ONLY=$bench_only
 EOF
 	truncate -s 192M "$work/vdc.img"
 	drives="-drive file=$work/vdc.img,format=raw,if=virtio"
@@ -129,6 +133,10 @@ if ! tr -d '\r' < "$console" | grep -q '^DMT-VERDICT PASS'; then
 fi
 
 # The disk images must hold exactly what replaying the workload predicts.
+if [ "$bench_only" = 1 ]; then
+	echo "run_vm_tests.sh: benchmark done (kernel $rel)"
+	exit 0
+fi
 "$vmtest" verify --image="$work/vda.img" $plan_a
 "$vmtest" verify --image="$work/vdb.img" $plan_b
 echo "run_vm_tests.sh: PASS (kernel $rel)"
