@@ -169,7 +169,8 @@ static void dm_pass_write(struct dm_buffer *buf, u32 n, u64 *written, u64 *ios)
 			continue;
 		}
 		len = dm_write_run(buf, i, n, ios);
-		*written += len;
+		if (!buf->flush[i].err)
+			*written += len;
 		i += len;
 	}
 }
@@ -194,23 +195,29 @@ static bool dm_pass_frees(struct dm_buffer *buf, struct dm_flush_entry *e, enum 
 {
 	u8 state = buf->pol.pages[e->slot].state;
 
-	if (e->err || pass == DM_PASS_SYNC)
-		return false;
 	if (pass == DM_PASS_EVICT)
 		return state == DMP_LEAVING;	/* else a fault recovered it meanwhile */
+	if (e->err || pass == DM_PASS_SYNC)
+		return false;
 	return state == DMP_PRIMARY || state == DMP_HOT || state == DMP_EVICT;
 }
 
-/* The page could not be written: it stays dirty and, if it was leaving, resident. */
-static void dm_pass_fail(struct dm_buffer *buf, struct dm_flush_entry *e)
+/*
+ * The page could not be written. The error goes to the next fsync/msync of the link.
+ * A page that was leaving leaves anyway, its data lost, as the page cache does after a
+ * failed writeback: keeping it would fill the buffer with pages that can never go, and
+ * every fault would then wait forever. A page being synced or dropped stays dirty.
+ */
+static void dm_pass_fail(struct dm_buffer *buf, struct dm_flush_entry *e, enum dm_pass pass)
 {
 	struct dm_slot *sl = &buf->slots[e->slot];
 
-	folio_set_dirty(e->folio);
 	buf->st.write_errors++;
 	cmpxchg(&sl->link->wb_err, 0, e->err);
-	if (buf->pol.pages[e->slot].state == DMP_LEAVING)
-		dm_kick_unmap(buf, dm_demote(buf, dmp_recover(&buf->pol, e->slot)));
+	pr_warn_ratelimited("%s: writeback of page %lu failed (%d)%s\n", sl->link->name,
+			    sl->pgoff, e->err, pass == DM_PASS_EVICT ? ": its data is lost" : "");
+	if (pass != DM_PASS_EVICT)
+		folio_set_dirty(e->folio);
 }
 
 static void dm_pass_free(struct dm_buffer *buf, struct dm_flush_entry *e, enum dm_pass pass)
@@ -239,9 +246,9 @@ static u32 dm_pass_finish(struct dm_buffer *buf, u32 n, enum dm_pass pass, u64 w
 	for (i = 0; i < n; i++) {
 		struct dm_flush_entry *e = &buf->flush[i];
 
-		if (e->err) {
-			dm_pass_fail(buf, e);
-		} else if (dm_pass_frees(buf, e, pass)) {
+		if (e->err)
+			dm_pass_fail(buf, e, pass);
+		if (dm_pass_frees(buf, e, pass)) {
 			dm_pass_free(buf, e, pass);
 			freed++;
 		}
@@ -418,7 +425,7 @@ static int dm_load(struct dm_link *link, pgoff_t pgoff, u64 key)
 	wake_up_all(&buf->wait);
 	dm_kick_unmap(buf, demoted);
 	if (err)
-		pr_warn_ratelimited("dimmap%u: read of page %lu failed: %d\n", link->id, pgoff,
+		pr_warn_ratelimited("%s: read of page %lu failed: %d\n", link->name, pgoff,
 				    err);
 	return err;
 }

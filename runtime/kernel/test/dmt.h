@@ -108,6 +108,7 @@ int dmt_run_workload(const char *dev, const struct dmt_plan *plan, unsigned int 
 /* dmt_checks.c */
 int dmt_check_ioctls(const char *blockdev, int buffers);
 int dmt_check_file_link(const char *dir, int buffer);
+int dmt_check_write_errors(const char *dir, int buffer);
 int dmt_check_independent(int quiet_buffer, const char *dev, const struct dmt_plan *plan,
 			  unsigned int procs);
 

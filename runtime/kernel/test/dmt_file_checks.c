@@ -2,7 +2,8 @@
 /*
  * dmt_file_checks.c - a regular file linked to dimmap.ko, checked inside the VM: a
  * read-only link, two processes sharing pages, a private (copy-on-write) mapping, a page
- * pinned by someone else while it leaves the buffer, and SYNC with DROP.
+ * pinned by someone else while it leaves the buffer, SYNC with DROP, and writebacks
+ * that fail because the file system is full.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,3 +222,67 @@ int dmt_check_file_link(const char *dir, int buffer)
 	return fails;
 }
 
+
+/* ---- writebacks that fail ---- */
+
+/* Dirties every page of the mapped file (twice the buffer), forcing evictions. */
+static void dmt_dirty_all(unsigned char *base, uint64_t pages)
+{
+	uint64_t p;
+
+	for (p = 0; p < pages; p++)
+		base[p * DMT_PAGE] = (unsigned char)(p | 1);
+}
+
+static int dmt_full_fs(int ctl, const char *path, unsigned int id, unsigned int buffer,
+		       const char *mnt)
+{
+	size_t len = 512 * DMT_PAGE;
+	struct dimmap_kstats st;
+	int fd = open(path, O_RDWR), fails = 0;
+	unsigned char *base;
+
+	base = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return DMT_FAIL("map %s: %s", path, strerror(errno));
+	dmt_dirty_all(base, 512);
+	fails += dmt_errno("msync with the file system full", msync(base, len, MS_SYNC), ENOSPC);
+	if (dmt_stats(ctl, buffer, &st) || !st.write_errors)
+		fails += DMT_FAIL("no write errors counted on a full file system");
+	munmap(base, len);
+	close(fd);
+	fails += dmt_errno("UNLINK with unwritable dirty pages", dmt_unlink(ctl, id), ENOSPC);
+	if (mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=4m"))
+		return fails + DMT_FAIL("remount %s: %s", mnt, strerror(errno));
+	fails += dmt_ok("UNLINK once there is room", dmt_unlink(ctl, id));
+	return fails;
+}
+
+/* A file system too small for the file: writebacks fail with ENOSPC. msync reports it,
+ * faults keep going (pages that cannot be written leave the buffer anyway, like the
+ * page cache's), and unlink refuses to drop dirty pages until they can be written.
+ */
+int dmt_check_write_errors(const char *dir, int buffer)
+{
+	struct dimmap_link_req req;
+	char mnt[256], file[300], path[64];
+	int ctl, fd, fails;
+
+	snprintf(mnt, sizeof(mnt), "%s/dmt-small", dir);
+	snprintf(file, sizeof(file), "%s/sparse.img", mnt);
+	mkdir(mnt, 0700);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k"))
+		return DMT_FAIL("mount a small tmpfs on %s: %s", mnt, strerror(errno));
+	ctl = open(CTL_PATH, O_RDONLY);
+	fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (ctl < 0 || fd < 0 || ftruncate(fd, 512 * DMT_PAGE) || dmt_link(ctl, fd, buffer, &req))
+		return DMT_FAIL("LINK %s: %s", file, strerror(errno));
+	close(fd);
+	dmt_dev_path(req.id, path, sizeof(path));
+	fails = dmt_full_fs(ctl, path, req.id, buffer, mnt);
+	close(ctl);
+	unlink(file);
+	umount(mnt);
+	printf("write error checks: %d failures\n", fails);
+	return fails;
+}

@@ -9,6 +9,7 @@
  *   dimmap-vmtest independent --dev=/dev/dimmapN --quiet-buffer=B [--procs=N] PLAN
  *   dimmap-vmtest ioctls --blockdev=/dev/vdX --buffers=N
  *   dimmap-vmtest filelink --dir=DIR --buffer=B
+ *   dimmap-vmtest writeerrors --dir=DIR --buffer=B              (mounts a tiny tmpfs)
  * PLAN: --pages=N --seed=S [--shared=N] [--threads=N] [--ops=N] [--write-pct=P]
  * Exit status 0 when every check passed; failures print lines starting with FAIL.
  */
@@ -121,6 +122,8 @@ int main(int argc, char **argv)
 		return dmt_check_ioctls(a.blockdev, a.buffers) != 0;
 	if (!strcmp(cmd, "filelink"))
 		return dmt_check_file_link(a.dir, a.buffer) != 0;
+	if (!strcmp(cmd, "writeerrors"))
+		return dmt_check_write_errors(a.dir, a.buffer) != 0;
 	if (dmt_plan_check(&a.plan))
 		return 2;
 	if (!strcmp(cmd, "verify"))

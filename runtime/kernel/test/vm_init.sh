@@ -85,6 +85,7 @@ module_checks() {
 	check dimmapctl_version dimmapctl version
 	check ioctls dimmap-vmtest ioctls --blockdev=/dev/vdb --buffers=2
 	check file_link dimmap-vmtest filelink --dir=/tmp --buffer=1
+	check write_errors dimmap-vmtest writeerrors --dir=/tmp --buffer=1
 
 	dev=$(dimmapctl link --buffer=0 /dev/vda)
 	check link_vda test "$dev" = /dev/dimmap0
