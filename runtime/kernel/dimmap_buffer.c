@@ -137,30 +137,33 @@ static void dm_pass_lock(struct dm_buffer *buf, u32 n, enum dm_pass pass)
 	}
 }
 
-/* Writes one run of adjacent dirty pages; returns how many entries it covered. */
-static u32 dm_write_run(struct dm_buffer *buf, u32 first, u32 n, u64 *ios)
+/* Starts writing the run of adjacent dirty pages at flush[first]; returns its length. */
+static u32 dm_write_run(struct dm_buffer *buf, u32 first, u32 n, u32 bv_used,
+			struct dm_write *w, struct dm_write_batch *batch)
 {
 	struct dm_flush_entry *e = &buf->flush[first];
 	struct dm_slot *sl = &buf->slots[e->slot];
-	u32 len = 0, i;
-	int err;
+	struct bio_vec *bv = &buf->bvec[bv_used];
+	u32 len = 0;
 
 	while (first + len < n && e[len].dirty && e[len].key == e->key + len) {
-		bvec_set_page(&buf->bvec[len], folio_page(e[len].folio, 0), PAGE_SIZE, 0);
+		bvec_set_page(&bv[len], folio_page(e[len].folio, 0), PAGE_SIZE, 0);
 		len++;
 	}
-	err = dm_write_pages(sl->link, sl->pgoff, buf->bvec, len);
-	for (i = 0; i < len; i++)
-		e[i].err = err;
-	(*ios)++;
+	w->first = first;
+	w->len = len;
+	dm_write_start(sl->link, sl->pgoff, bv, len, w, batch);
 	return len;
 }
 
+/* Writes the dirty pages of flush[0..n), adjacent ones together, all in flight at once. */
 static void dm_pass_write(struct dm_buffer *buf, u32 n, u64 *written, u64 *ios)
 {
-	u32 i = 0;
+	struct dm_write_batch batch;
+	u32 i = 0, used = 0, runs = 0, r, k;
 
 	sort(buf->flush, n, sizeof(*buf->flush), dm_flush_cmp, NULL);
+	dm_write_batch_init(&batch);
 	while (i < n) {
 		u32 len;
 
@@ -168,11 +171,20 @@ static void dm_pass_write(struct dm_buffer *buf, u32 n, u64 *written, u64 *ios)
 			i++;
 			continue;
 		}
-		len = dm_write_run(buf, i, n, ios);
-		if (!buf->flush[i].err)
-			*written += len;
+		len = dm_write_run(buf, i, n, used, &buf->writes[runs++], &batch);
+		used += len;
 		i += len;
 	}
+	dm_write_wait(&batch);
+	for (r = 0; r < runs; r++) {
+		struct dm_write *w = &buf->writes[r];
+
+		for (k = w->first; k < w->first + w->len; k++)
+			buf->flush[k].err = w->err;
+		if (!w->err)
+			*written += w->len;
+	}
+	*ios += runs;
 }
 
 /* A page still referenced beyond the pool and a racing fault (e.g. pinned by O_DIRECT
@@ -650,6 +662,7 @@ static void dm_buffer_free(struct dm_buffer *buf)
 	kfree(buf->leaving);
 	kfree(buf->flush);
 	kfree(buf->bvec);
+	kfree(buf->writes);
 	kfree(buf);
 }
 
@@ -687,8 +700,9 @@ struct dm_buffer *dm_buffer_create(unsigned int index, u32 npages, u32 hot_permi
 	buf->leaving = kcalloc(par.batch, sizeof(*buf->leaving), GFP_KERNEL);
 	buf->flush = kcalloc(par.batch, sizeof(*buf->flush), GFP_KERNEL);
 	buf->bvec = kcalloc(par.batch, sizeof(*buf->bvec), GFP_KERNEL);
+	buf->writes = kcalloc(par.batch, sizeof(*buf->writes), GFP_KERNEL);
 	if (!buf->pages || !buf->buckets || !buf->slots || !buf->unmap_ring || !buf->leaving ||
-	    !buf->flush || !buf->bvec)
+	    !buf->flush || !buf->bvec || !buf->writes)
 		goto nomem;
 	if (dm_buffer_alloc_pages(buf))
 		goto nomem;

@@ -27,6 +27,7 @@
 #define DIMMAP_KMOD_H
 
 #include <linux/bvec.h>
+#include <linux/completion.h>
 #include <linux/fs.h>
 #include <linux/kref.h>
 #include <linux/miscdevice.h>
@@ -65,6 +66,21 @@ struct dm_flush_entry {
 	struct folio *spare;	/* replaces a pinned folio */
 };
 
+/* Writes in flight together; dm_write_wait returns when all are done. */
+struct dm_write_batch {
+	atomic_t pending;
+	struct completion done;
+};
+
+/* One write of adjacent pages, possibly completing asynchronously (O_DIRECT). */
+struct dm_write {
+	struct kiocb iocb;
+	struct dm_write_batch *batch;
+	size_t bytes;
+	int err;
+	u32 first, len;		/* the buf->flush entries it covers */
+};
+
 struct dm_buffer {
 	unsigned int index;
 	spinlock_t lock;		/* pol, slots[].link/pgoff/folio, st */
@@ -77,6 +93,7 @@ struct dm_buffer {
 	u32 *leaving;			/* slots chosen by dmp_evict_batch */
 	struct dm_flush_entry *flush;
 	struct bio_vec *bvec;
+	struct dm_write *writes;
 	wait_queue_head_t wait;		/* a load finished or slots were freed */
 	struct work_struct evict_work;	/* refills the free reserve in the background */
 	/* Demoted pages waiting to be unmapped by unmap_work (a ring of slots, lock): */
@@ -120,7 +137,10 @@ void dm_buffer_stats(struct dm_buffer *buf, struct dimmap_kstats *out);
 
 /* dimmap_io.c: reads and writes of the backing file */
 int dm_read_page(struct dm_link *link, pgoff_t pgoff, struct folio *folio);
-int dm_write_pages(struct dm_link *link, pgoff_t pgoff, struct bio_vec *bv, unsigned int n);
+void dm_write_batch_init(struct dm_write_batch *batch);
+void dm_write_start(struct dm_link *link, pgoff_t pgoff, struct bio_vec *bv, unsigned int n,
+		    struct dm_write *w, struct dm_write_batch *batch);
+void dm_write_wait(struct dm_write_batch *batch);
 
 /* dimmap_link.c: /dev/dimmapN */
 int dm_link_create(int fd, struct dm_buffer *buf, struct dm_link **out);
