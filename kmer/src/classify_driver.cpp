@@ -30,7 +30,7 @@ namespace kmer {
 
 dimmap::Placement DbPlacementOptions::resolve() {
   if (placement == "in-memory") return flags.memory_placement();
-  if (placement != "external")
+  if (placement != "external" && placement != "semi-external" && placement != "full-external")
     throw Error("--placement must be in-memory or external (got '" + placement + "')");
   if (dimmap::parse_backend(flags.backend) == dimmap::Backend::dimmap) {
     // A fresh buffer per call, so every run starts cold and owns its budget.
