@@ -48,6 +48,8 @@ size_t queue_bytes(uint64_t count, int threads) {
   return chunks * sizeof(Chunk);
 }
 
+unsigned default_sort_batch(bool graph_on_storage) { return graph_on_storage ? 64 : 1; }
+
 // The priority queue: chunk storage in the mapped file, bookkeeping (a few bytes per chunk)
 // on the heap under one mutex taken once per chunk, i.e. once per ~1000 visitors.
 struct LevelAsyncBfs::Queue {
@@ -97,16 +99,30 @@ struct LevelAsyncBfs::Queue {
     }
     cv.notify_one();
   }
-  bool pop(uint32_t& idx) {
+  // Up to `max` chunks of the lowest level, newest first (the likeliest to be cached).
+  // The caller holds one extra `live` reference until it has expanded them.
+  bool pop(std::vector<uint32_t>& out, unsigned max) {
     std::lock_guard<std::mutex> lock(mu);
     if (min_level == kNoLevel) return false;
     auto& bucket = buckets[min_level];
-    idx = bucket.back();  // LIFO: the newest chunk is the likeliest to be cached
-    bucket.pop_back();
+    out.clear();
+    while (!bucket.empty() && out.size() < max) {
+      out.push_back(bucket.back());
+      bucket.pop_back();
+    }
     while (min_level < buckets.size() && buckets[min_level].empty()) ++min_level;
     if (min_level >= buckets.size()) min_level = kNoLevel;
     lowest = min_level;
+    live.fetch_add(1);
     return true;
+  }
+  void unhold() {
+    bool idle;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      idle = live.fetch_sub(1) == 1;
+    }
+    if (idle) cv.notify_all();
   }
   void release(uint32_t idx) {
     bool idle;
@@ -124,6 +140,8 @@ struct LevelAsyncBfs::Queue {
 };
 
 struct LevelAsyncBfs::Worker {
+  std::vector<uint32_t> popped;  // chunk indices taken from the queue
+  std::vector<uint32_t> batch;   // their vertices, sorted
   bool has_out = false;
   uint32_t out = 0;  // chunk being filled
   std::vector<RemoteVisit> overflow;
@@ -131,8 +149,9 @@ struct LevelAsyncBfs::Worker {
   BfsCounters counters;
 };
 
-LevelAsyncBfs::LevelAsyncBfs(const Partition& part, const LocalGraph& graph, const BfsArrays& arrays, int threads)
-    : part_(part), graph_(graph), arrays_(arrays), threads_(std::max(threads, 1)) {
+LevelAsyncBfs::LevelAsyncBfs(const Partition& part, const LocalGraph& graph, const BfsArrays& arrays, int threads,
+                             unsigned sort_batch)
+    : part_(part), graph_(graph), arrays_(arrays), threads_(std::max(threads, 1)), sort_batch_(std::max(sort_batch, 1u)) {
   if (arrays.queue_bytes < 4 * sizeof(Chunk)) throw GraphError("visitor queue file too small");
   queue_ = std::make_unique<Queue>(arrays.queue, arrays.queue_bytes);
   for (int t = 0; t < threads_; ++t) {
@@ -227,35 +246,52 @@ void LevelAsyncBfs::visit(Worker& w, vertex_t local, uint32_t level) {
   }
 }
 
+// Expands visitors of one level. Software pipeline: the vertex records of visitor i+16 and
+// the first edges of visitor i+8 are on their way while visitor i is expanded (random
+// accesses that would otherwise stall on memory).
+void LevelAsyncBfs::expand(Worker& w, const uint32_t* items, uint32_t count, uint32_t level) {
+  const vertex_t* targets = graph_.targets - graph_.edge_base;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (i + 16 < count) {
+      __builtin_prefetch(graph_.offsets + items[i + 16]);
+      __builtin_prefetch(arrays_.progress + items[i + 16]);
+    }
+    if (i + 8 < count) __builtin_prefetch(targets + graph_.offsets[items[i + 8]]);
+    visit(w, items[i], level);
+  }
+}
+
+// Visitors that found the queue file full wait on the thread's own stack.
+void LevelAsyncBfs::drain_overflow(Worker& w) {
+  while (!w.overflow.empty()) {
+    const RemoteVisit v = w.overflow.back();
+    w.overflow.pop_back();
+    visit(w, v.vertex, v.level);
+  }
+}
+
 void LevelAsyncBfs::worker_loop(Worker& w) {
   Queue& q = *queue_;
   for (;;) {
-    while (!w.overflow.empty()) {  // visitors that found the queue file full
-      const RemoteVisit v = w.overflow.back();
-      w.overflow.pop_back();
-      visit(w, v.vertex, v.level);
-    }
-    uint32_t idx;
-    if (q.pop(idx)) {
-      const Chunk& c = q.chunks[idx];
-      // Software pipeline: the vertex records of visitor i+16 and the first edges of
-      // visitor i+8 are on their way while visitor i is expanded (random accesses that
-      // would otherwise stall on memory, or on a page fault when placed on storage).
-      const vertex_t* targets = graph_.targets - graph_.edge_base;
-      for (uint32_t i = 0; i < c.count; ++i) {
-        if (i + 16 < c.count) {
-          __builtin_prefetch(graph_.offsets + c.items[i + 16]);
-          __builtin_prefetch(arrays_.progress + c.items[i + 16]);
+    drain_overflow(w);
+    if (q.pop(w.popped, sort_batch_)) {
+      const uint32_t level = q.chunks[w.popped[0]].level;
+      if (w.popped.size() == 1) {  // one chunk: expand it in place
+        const Chunk& c = q.chunks[w.popped[0]];
+        expand(w, c.items, c.count, level);
+        q.release(w.popped[0]);
+      } else {  // several: copy out, free the chunks, expand in vertex order
+        w.batch.clear();
+        for (uint32_t idx : w.popped) {
+          const Chunk& c = q.chunks[idx];
+          w.batch.insert(w.batch.end(), c.items, c.items + c.count);
+          q.release(idx);
         }
-        if (i + 8 < c.count) __builtin_prefetch(targets + graph_.offsets[c.items[i + 8]]);
-        visit(w, c.items[i], c.level);
+        std::sort(w.batch.begin(), w.batch.end());
+        expand(w, w.batch.data(), static_cast<uint32_t>(w.batch.size()), level);
       }
-      while (!w.overflow.empty()) {
-        const RemoteVisit v = w.overflow.back();
-        w.overflow.pop_back();
-        visit(w, v.vertex, v.level);
-      }
-      q.release(idx);
+      drain_overflow(w);
+      q.unhold();
       // Share the partial chunk as soon as it is the lowest level anyone could work on.
       if (w.has_out && q.chunks[w.out].level < q.lowest.load(std::memory_order_relaxed)) publish(w);
       continue;

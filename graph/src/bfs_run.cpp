@@ -93,12 +93,16 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
 
   const BfsPlacements where = resolve_placements(opt.placement, opt.flags, comm.rank());
   BfsFiles files(opt.graph_dir, info, part, where, threads);
-  LevelAsyncBfs bfs(part, files.graph(), files.arrays(), threads);
+  const bool graph_on_storage = where[BfsFile::vertex].backend != dimmap::Backend::memory ||
+                                where[BfsFile::edge].backend != dimmap::Backend::memory;
+  const unsigned sort_batch = opt.sort_batch ? opt.sort_batch : default_sort_batch(graph_on_storage);
+  LevelAsyncBfs bfs(part, files.graph(), files.arrays(), threads, sort_batch);
   if (leader) {
     out << "graph: " << opt.graph_dir << " (" << info.vertices << " vertices, " << info.undirected_edges()
         << " undirected edges)\n"
         << "placement: " << opt.placement.preset << ": " << where.describe() << "\n"
-        << "threads: " << threads << " per rank, ranks: " << comm.size() << "\n";
+        << "threads: " << threads << " per rank, ranks: " << comm.size() << ", sorted batches of " << sort_batch
+        << " queue chunks\n";
   }
 
   BfsSummary summary;

@@ -39,6 +39,7 @@ struct RunConfig {
   std::string memory_dir = "/dev/shm";
   int threads = 2;
   std::string buffer = "2M";
+  unsigned sort_batch = 1;
 };
 
 // One search on one process, through the same files and placements as the bfs tool.
@@ -53,7 +54,7 @@ Result run_search(const std::string& graph_dir, const std::string& storage, uint
   choice.preset = s.preset;
   const Partition part = Partition::block_partition(info.vertices, 1, 0);
   BfsFiles files(graph_dir, info, part, resolve_placements(choice, flags, 0), s.threads);
-  LevelAsyncBfs bfs(part, files.graph(), files.arrays(), s.threads);
+  LevelAsyncBfs bfs(part, files.graph(), files.arrays(), s.threads, s.sort_batch);
   Result r;
   for (int repeat = 0; repeat < 2; ++repeat) {  // the second search checks reset()
     bfs.reset();
@@ -137,7 +138,9 @@ TEST(BfsHandMade, TwoComponentsIsolatedVerticesLoopsAndDuplicates) {
 
 // R-MAT graphs against Boost.Graph on every placement, with oversubscribed threads.
 class BfsVsBoost : public ::testing::TestWithParam<RunConfig> {};
-void PrintTo(const RunConfig& c, std::ostream* os) { *os << c.preset << "/" << c.backend << "/" << c.threads; }
+void PrintTo(const RunConfig& c, std::ostream* os) {
+  *os << c.preset << "/" << c.backend << "/" << c.threads << " threads/sorted batches of " << c.sort_batch;
+}
 
 TEST_P(BfsVsBoost, LevelsEqualBoostOnRmat) {
   const RunConfig s = GetParam();
@@ -156,13 +159,14 @@ TEST_P(BfsVsBoost, LevelsEqualBoostOnRmat) {
 
 INSTANTIATE_TEST_SUITE_P(Placements, BfsVsBoost,
                          ::testing::Values(RunConfig{"in-memory", "mmap", "", 1}, RunConfig{"in-memory", "mmap", "/dev/shm", 4},
-                                           RunConfig{"semi-external", "mmap", "/dev/shm", 16},
-                                           RunConfig{"full-external", "mmap", "/dev/shm", 8},
-                                           RunConfig{"semi-external", "dimmap", "/dev/shm", 8},
+                                           RunConfig{"semi-external", "mmap", "/dev/shm", 16, "2M", 64},
+                                           RunConfig{"full-external", "mmap", "/dev/shm", 8, "2M", 3},
+                                           RunConfig{"semi-external", "dimmap", "/dev/shm", 8, "2M", 64},
                                            RunConfig{"full-external", "dimmap", "/dev/shm", 16}),
                          [](const auto& info) {
                            std::string name = info.param.preset + "_" + info.param.backend + "_" +
-                                              std::to_string(info.param.threads) + "threads" +
+                                              std::to_string(info.param.threads) + "threads_batch" +
+                                              std::to_string(info.param.sort_batch) +
                                               (info.param.memory_dir.empty() ? "_anonymous" : "");
                            for (char& c : name)
                              if (c == '-') c = '_';

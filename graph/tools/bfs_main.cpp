@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"memory", "storage", "mmap", "dimmap"}));
   app.add_option("--threads", opt.threads, "OpenMP threads per rank; more than cores is fine (0 = one per core)")
       ->capture_default_str();
+  app.add_option("--sort-batch", opt.sort_batch,
+                 "queue chunks (1022 visitors each) a thread expands at once in vertex order "
+                 "(0 = 64 when the graph is on storage, else 1)")
+      ->capture_default_str();
   auto* src = app.add_option("--source", source, "search once from this vertex");
   app.add_option("--roots", opt.roots, "number of random roots of degree >= 1")->capture_default_str()->excludes(src);
   app.add_option("--seed", opt.seed, "seed for choosing roots")->capture_default_str();

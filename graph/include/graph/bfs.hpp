@@ -66,6 +66,8 @@ struct BfsArrays {
 size_t progress_bytes(uint64_t count);
 size_t cache_bytes(uint64_t count);
 size_t queue_bytes(uint64_t count, int threads);
+// Chunks per sorted batch that suit a placement: larger when the graph is on storage.
+unsigned default_sort_batch(bool graph_on_storage);
 
 struct RemoteVisit {
   vertex_t vertex;  // global id, owned by the destination
@@ -83,7 +85,12 @@ struct BfsCounters {
 
 class LevelAsyncBfs {
  public:
-  LevelAsyncBfs(const Partition& part, const LocalGraph& graph, const BfsArrays& arrays, int threads);
+  // sort_batch: a thread takes up to this many queue chunks of the lowest level at once and
+  // expands their vertices in id order, so neighbouring adjacency lists share pages: on
+  // storage that turns most edge-data faults into hits (HavoqGT's queue is ordered by
+  // (level, vertex) for the same reason). 1 = chunk by chunk.
+  LevelAsyncBfs(const Partition& part, const LocalGraph& graph, const BfsArrays& arrays, int threads,
+                unsigned sort_batch = 1);
   ~LevelAsyncBfs();
 
   // Marks every local vertex unreached (parallel).
@@ -107,6 +114,7 @@ class LevelAsyncBfs {
   LocalGraph graph_;
   BfsArrays arrays_;
   int threads_;
+  unsigned sort_batch_;
   std::unique_ptr<Queue> queue_;
   std::vector<std::unique_ptr<Worker>> workers_;
   BfsCounters counters_;
@@ -115,6 +123,8 @@ class LevelAsyncBfs {
   void push(Worker& w, vertex_t vertex, vertex_t parent, uint32_t level);
   void visit(Worker& w, vertex_t vertex, uint32_t level);
   void publish(Worker& w);
+  void expand(Worker& w, const uint32_t* items, uint32_t count, uint32_t level);
+  void drain_overflow(Worker& w);
   void worker_loop(Worker& w);
 };
 
