@@ -1,0 +1,165 @@
+// microbench - the DI-MMAP paper's micro-benchmarks (§5.2) and the HPMMAP experiment kernel.
+//
+//   microbench build --structure=sorted-vector|ordered-map|unordered-map --size=SIZE --out=FILE
+//   microbench query --file=FILE [--placement=...] [--backend=...] [--buffer=...] --threads=1,2,4
+//   microbench random-access --size=SIZE --updates=N [--threads=N]
+#include <CLI/CLI.hpp>
+#include <dimmap/cli.hpp>
+#include <dimmap/placement.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "microbench/lookup.hpp"
+#include "microbench/random_access.hpp"
+#include "microbench/structure_file.hpp"
+
+namespace {
+
+std::vector<unsigned> parse_thread_list(const std::string& text) {
+  std::vector<unsigned> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    size_t used = 0;
+    unsigned long n = 0;
+    try {
+      n = std::stoul(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || item[0] == '-' || n == 0 || n > 4096)
+      throw dimmap::Error("--threads: '" + item + "' is not a thread count between 1 and 4096");
+    out.push_back(static_cast<unsigned>(n));
+  }
+  if (out.empty()) throw dimmap::Error("--threads: no thread count given");
+  return out;
+}
+
+dimmap::Placement query_placement(const std::string& preset, dimmap::PlacementFlags& flags) {
+  if (preset == "in-memory") return flags.memory_placement();
+  if (preset == "semi-external" || preset == "full-external") return flags.storage_placement();
+  throw dimmap::Error("unknown --placement '" + preset + "' (expected in-memory, semi-external or full-external)");
+}
+
+void print_buffer_stats(const dimmap::Placement& p) {
+  if (p.backend != dimmap::Backend::dimmap || !p.buffer) return;
+  const struct dimmap_stats s = p.buffer->stats();
+  std::fprintf(stderr, "microbench: dimmap buffer: faults %llu, misses %llu, recoveries %llu, evictions %llu\n",
+               static_cast<unsigned long long>(s.faults), static_cast<unsigned long long>(s.misses),
+               static_cast<unsigned long long>(s.recoveries), static_cast<unsigned long long>(s.evictions));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Micro-benchmarks of the DI-MMAP paper (binary search, ordered map, unordered map on mapped\n"
+               "files) and the random-access kernel of the HPMMAP experiment.",
+               "microbench"};
+  app.require_subcommand(1);
+
+  // build
+  std::string structure = "sorted-vector", size = "256M", out;
+  uint64_t seed = 1;
+  dimmap::PlacementFlags build_flags;
+  CLI::App* build = app.add_subcommand("build", "Build a structure into a file once (written whole, then renamed)");
+  build->add_option("--structure", structure, "sorted-vector, ordered-map or unordered-map")->capture_default_str();
+  build->add_option("--size", size, "File size (the number of entries follows)")->capture_default_str();
+  build->add_option("--out", out, "Output file")->required();
+  build->add_option("--seed", seed, "Data-set seed")->capture_default_str();
+  build_flags.add_to(*build);
+
+  // query
+  std::string file, preset = "full-external", threads = "1,2,4,8", expect_structure;
+  uint64_t queries = 1 << 20, query_seed = 7, verify = 0;
+  dimmap::PlacementFlags query_flags;
+  CLI::App* query = app.add_subcommand("query", "Look keys up with N threads; prints one TSV row per thread count");
+  query->add_option("--file", file, "Structure file from 'microbench build'")->required();
+  query->add_option("--placement", preset, "in-memory, semi-external or full-external (the same for one structure)")
+      ->capture_default_str();
+  query->add_option("--threads", threads, "Comma-separated thread counts")->capture_default_str();
+  query->add_option("--queries", queries, "Lookups per thread count (in total)")->capture_default_str();
+  query->add_option("--seed", query_seed, "Seed of the query streams")->capture_default_str();
+  query->add_option("--structure", expect_structure, "Fail unless the file holds this structure");
+  query->add_option("--verify", verify, "Also compare N answers with a std:: container built in memory");
+  query_flags.add_to(*query);
+
+  // random-access
+  microbench::RandomAccessOptions ra;
+  std::string ra_size = "256M";
+  CLI::App* random = app.add_subcommand("random-access", "Random XOR updates on a malloc'd table (HPMMAP experiment)");
+  random->add_option("--size", ra_size, "Table size")->capture_default_str();
+  random->add_option("--updates", ra.updates, "Updates in total")->capture_default_str();
+  random->add_option("--threads", ra.threads, "Threads")->check(CLI::Range(1u, 4096u))->capture_default_str();
+  random->add_option("--seed", ra.seed, "Seed")->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (*build) {
+      microbench::BuildOptions opt;
+      opt.structure = microbench::parse_structure(structure);
+      opt.bytes = dimmap::parse_size(size, "--size");
+      opt.seed = seed;
+      opt.path = out;
+      opt.placement = build_flags.storage_placement();
+      int last = -1;
+      opt.progress = [&](double f) {
+        const int pct = static_cast<int>(f * 10) * 10;
+        if (pct != last) std::fprintf(stderr, "microbench: building %s: %d%%\n", structure.c_str(), last = pct);
+      };
+      const microbench::BuildReport r = microbench::build_structure_file(opt);
+      std::printf("built %s %s: %llu entries, %s, %.2f s\n", structure.c_str(), out.c_str(),
+                  static_cast<unsigned long long>(r.entries), dimmap::format_size(r.bytes).c_str(), r.seconds);
+      return 0;
+    }
+    if (*query) {
+      const std::vector<unsigned> counts = parse_thread_list(threads);
+      const dimmap::Placement placement = query_placement(preset, query_flags);
+      std::fprintf(stderr, "microbench: opening '%s' on %s\n", file.c_str(), placement.describe().c_str());
+      const microbench::StructureFile f = microbench::StructureFile::open(placement, file);
+      if (!expect_structure.empty() && microbench::parse_structure(expect_structure) != f.structure())
+        throw dimmap::Error("'" + file + "' holds a " + microbench::to_string(f.structure()) + ", not a " +
+                            expect_structure);
+      std::printf("structure\tplacement\tentries\tthreads\tqueries\tseconds\tlookups_per_s\tfound\tchecksum\n");
+      int status = 0;
+      for (unsigned n : counts) {
+        const microbench::LookupResult r = microbench::run_lookups(f, {queries, n, query_seed});
+        std::printf("%s\t%s\t%llu\t%u\t%llu\t%.4f\t%.0f\t%llu\t%016llx\n", microbench::to_string(f.structure()),
+                    placement.describe().c_str(), static_cast<unsigned long long>(f.entries()), n,
+                    static_cast<unsigned long long>(r.queries), r.seconds, r.lookups_per_second(),
+                    static_cast<unsigned long long>(r.found), static_cast<unsigned long long>(r.checksum));
+        std::fflush(stdout);
+        if (r.wrong) {
+          std::fprintf(stderr, "microbench: %llu of %llu answers were wrong with %u threads\n",
+                       static_cast<unsigned long long>(r.wrong), static_cast<unsigned long long>(r.queries), n);
+          status = 1;
+        }
+      }
+      print_buffer_stats(placement);
+      if (verify) {
+        const microbench::VerifyResult v = microbench::verify_against_std(f, verify, query_seed);
+        std::fprintf(stderr, "microbench: verified %llu answers against std::: %llu mismatches%s%s\n",
+                     static_cast<unsigned long long>(v.checked), static_cast<unsigned long long>(v.mismatches),
+                     v.mismatches ? ", first: " : "", v.first_mismatch.c_str());
+        if (v.mismatches) status = 1;
+      }
+      return status;
+    }
+    ra.bytes = dimmap::parse_size(ra_size, "--size");
+    const microbench::RandomAccessResult r = microbench::run_random_access(ra);
+    std::printf("random-access bytes=%llu updates=%llu threads=%u alloc_s=%.6f init_s=%.6f update_s=%.6f "
+                "total_s=%.6f minflt_init=%ld minflt_update=%ld majflt=%ld huge_kib=%llu verified=%d\n",
+                static_cast<unsigned long long>(ra.bytes), static_cast<unsigned long long>(ra.updates), ra.threads,
+                r.alloc_seconds, r.init_seconds, r.update_seconds, r.total_seconds, r.minor_faults_init,
+                r.minor_faults_update, r.major_faults, static_cast<unsigned long long>(r.huge_kib), r.verified);
+    if (!r.verified) {
+      std::fprintf(stderr, "microbench: the table does not match the updates applied\n");
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "microbench: %s\n", e.what());
+    return 1;
+  }
+}
