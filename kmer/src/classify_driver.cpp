@@ -158,6 +158,12 @@ void append_lines(std::ostream& out, std::istream& in, size_t lines, const std::
 
 }  // namespace
 
+void check_db_k(const Database& db, unsigned expected_k) {
+  if (expected_k && db.k() != expected_k)
+    fail_at(db.path(), 0, "the DB was built with k = " + std::to_string(db.k()) + ", not the expected k = " +
+                              std::to_string(expected_k));
+}
+
 int run_classify(ClassifyCommand& cmd) {
   MpiContext mpi;
   const std::string tsv_path = cmd.out + ".tsv", report_path = cmd.out + ".kreport";
@@ -173,6 +179,7 @@ int run_classify(ClassifyCommand& cmd) {
   try {
     const double t0 = now_seconds();
     Database db = Database::open(cmd.db, cmd.placement.resolve());
+    check_db_k(db, cmd.expected_k);
     const TaxonIndex index(db.taxonomy());
     const unsigned threads = cmd.threads ? cmd.threads : static_cast<unsigned>(omp_get_max_threads());
     std::vector<std::unique_ptr<ReadClassifier>> classifiers;
@@ -290,6 +297,7 @@ int run_classify(ClassifyCommand& cmd) {
 int run_lookup(LookupCommand& cmd) {
   // The k from the header, without mapping the DB on the placement under test.
   const Database probe = Database::open(cmd.db);
+  check_db_k(probe, cmd.expected_k);
   const unsigned k = probe.k();
   const std::string kind = to_string(probe.kind());
   const uint64_t db_bytes = probe.file_bytes();

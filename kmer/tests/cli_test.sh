@@ -99,6 +99,10 @@ ok "lookup benchmark rows agree"
 printf 'ACGTACGTACGTACGTAC\n# comment\nACGTACGTACGTACGTACGTA\n' >"$work/k21.txt"
 expect_error "k-mers of another k" "k21.txt:3" "$KMER" lookup --db "$work/two-level.db" --kmers "$work/k21.txt"
 
+expect_error "DB built with another k" "built with k = 18, not the expected k = 21" \
+  "$KMER" classify --k 21 --db "$work/two-level.db" --reads "$work/reads.fq" --out "$work/badk"
+[[ ! -e "$work/badk.tsv" ]] || fail "output left after a k mismatch"
+
 # Real reads: the gasic honey bee sample is dominated by deformed wing virus.
 gasic="$("$SRC/datasets/debian-example" gasic-examples 2>/dev/null)/usr/share/doc/gasic/examples/reads/SRR059298_subset.fastq.gz"
 "$KMER" classify --db "$work/two-level.db" --reads "$gasic" --out "$work/gasic" --quiet >/dev/null

@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   c->add_option("--reads", cls.reads, "Reads: FASTA or FASTQ, plain or gzip")->required();
   c->add_option("--out", cls.out, "Output prefix")->required();
   c->add_option("--threads", cls.threads, "OpenMP threads (0 = all)");
+  c->add_option("--k", cls.expected_k, "Fail unless the DB was built with this k (0 = any)");
   c->add_option("--min-support", cls.params.min_support, "Share of a read's k-mers the chosen taxon needs")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
   reads_opt->excludes(kmers_opt);
   l->add_option("--threads", threads_list, "Thread counts to sweep, e.g. 1,2,4")->capture_default_str();
   l->add_option("--max-kmers", look.max_kmers, "Use at most this many k-mers (0 = all)");
+  l->add_option("--k", look.expected_k, "Fail unless the DB was built with this k (0 = any)");
   l->add_option("--repeat", look.repeat, "Runs per thread count")->check(CLI::PositiveNumber);
   l->add_flag("--warm", warm, "Do not drop the DB from the cache before each run");
   l->add_option("--csv", look.csv, "Append results to this CSV file");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <kmer/classify.hpp>
+#include <kmer/database.hpp>
 
 #include <dimmap/cli.hpp>
 
@@ -21,8 +22,12 @@ struct DbPlacementOptions {
   std::string describe();
 };
 
+// Throws kmer::Error if expected_k is set and the DB was built with another k.
+void check_db_k(const Database& db, unsigned expected_k);
+
 struct ClassifyCommand {
   std::string db, reads, out;
+  unsigned expected_k = 0;  // 0 = the DB's k
   unsigned threads = 0;  // 0 = OpenMP default
   size_t batch_reads = 1 << 14;
   ClassifyParams params;
@@ -36,6 +41,7 @@ int run_classify(ClassifyCommand& cmd);
 
 struct LookupCommand {
   std::string db, reads, kmers_file;
+  unsigned expected_k = 0;  // 0 = the DB's k
   std::vector<unsigned> threads{1};
   uint64_t max_kmers = 0;
   unsigned repeat = 1;
