@@ -19,13 +19,12 @@ int main(int argc, char** argv) {
       "posix_memalign, aligned_alloc, memalign, valloc, C++ new) on a placement, through\n"
       "libdimmap-preload.so; smaller ones stay on the normal heap. Placements:\n"
       "  mmap    an unlinked file in DIR, mapped by Linux (page cache)\n"
-      "  dimmap  an unlinked file in DIR, cached by a DI-MMAP buffer of --buffer bytes\n"
+      "  dimmap  a file in DIR (gone when freed), cached by a DI-MMAP buffer of --buffer bytes\n"
       "  memory  anonymous memory, or an unlinked file in DIR if DIR (tmpfs) is given\n"
       "  hpmmap  an HPMMAP arena of --buffer bytes: 2 MiB pages, populated and locked when CMD\n"
       "          starts, so its accesses take no page faults\n"
       "Exit status: CMD's, 128+N if signal N killed it, 127/126 if it cannot run, 2 for bad options.",
       "dimmap-run"};
-  app.prefix_command();
   app.add_option("--placement", opt.placement, "mmap, dimmap, memory or hpmmap")->capture_default_str();
   app.add_option("--dir", opt.dir,
                  "Directory for the backing files (default: current directory for mmap/dimmap, "
@@ -40,15 +39,36 @@ int main(int argc, char** argv) {
                "hpmmap: let the hugetlb pool grow by the arena's pages for this run (root)");
   app.add_flag("--stats", opt.stats,
                "Print the command's time, faults and peak memory, and each process's placement statistics");
-  app.footer("Example: dimmap-run --placement=dimmap --dir=/data --buffer=1G -- ./bfs graph.bin");
+  app.footer(
+      "Children: programs CMD execs are preloaded too (the settings travel in DIMMAP_RUN_*). In a\n"
+      "child made by fork() without exec, dimmap blocks of the parent are not mapped (touching them\n"
+      "faults; free() is fine) and its new big allocations use mmap in DIR; mmap/memory-on-tmpfs blocks\n"
+      "stay shared with the parent (MAP_SHARED files); anonymous and hpmmap memory is copy-on-write.\n"
+      "Example: dimmap-run --placement=dimmap --dir=/data --buffer=1G -- ./bfs graph.bin");
+  // Options end at "--" (or, without it, at the first word that is not an option).
+  int split = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") {
+      split = i;
+      break;
+    }
+  }
+  if (split == argc) app.prefix_command();
   try {
-    app.parse(argc, argv);
+    app.parse(split, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
-  opt.command = app.remaining();
-  if (!opt.command.empty() && opt.command.front() == "--") opt.command.erase(opt.command.begin());
+  if (split < argc) {
+    opt.command.assign(argv + split + 1, argv + argc);
+  } else {
+    opt.command = app.remaining();
+    if (!opt.command.empty() && opt.command.front().rfind("-", 0) == 0) {
+      std::fprintf(stderr, "dimmap-run: unknown option '%s' (see --help)\n", opt.command.front().c_str());
+      return 2;
+    }
+  }
 
   try {
     const dimmap::preload::LaunchPlan plan = dimmap::preload::plan_launch(opt);

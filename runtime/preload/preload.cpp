@@ -194,8 +194,8 @@ void* big_alloc(size_t size, size_t align, bool zero) {
     // Outside the arena the program still runs, only without HPMMAP's guarantees: say so once.
     g.count.fallbacks.fetch_add(1, std::memory_order_relaxed);
     if (!g.fallback_warned.exchange(true))
-      report("the HPMMAP arena cannot hold %zu more bytes (%s); this and later misses use the normal heap "
-             "(raise --buffer)", size, dimmap_last_error());
+      report("%s: this and later allocations that miss the arena use the normal heap (raise --buffer)",
+             g.arena.load() ? dimmap_last_error() : "no HPMMAP arena");
     return heap_alloc(size, align, zero);
   }
 

@@ -324,7 +324,8 @@ extern "C" void* dimmap_hpmmap_alloc(struct dimmap_hpmmap_arena* arena, size_t b
   size_t off = 0;
   if (len < bytes || !arena->fit.alloc(reinterpret_cast<uintptr_t>(arena->mem.base), len, align, &off)) {
     arena->st.failed_allocations++;
-    errno = -fail(ENOMEM, "HPMMAP arena cannot fit %zu bytes (largest free block %zu)", bytes, arena->fit.largest_free());
+    errno = -fail(ENOMEM, "the HPMMAP arena cannot fit %zu more bytes (largest free block %zu)", bytes,
+                  arena->fit.largest_free());
     return nullptr;
   }
   arena->st.allocations++;

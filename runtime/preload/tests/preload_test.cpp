@@ -201,6 +201,8 @@ TEST(DimmapRun, RefusesBadPlacementsAndSizes) {
   expect_refused({"--placement=mmap", "--min-alloc=100", "--", "true"}, "below the page size");
   expect_refused({"--placement=hpmmap", "--huge-pages=giant", "--", "true"}, "--huge-pages='giant'");
   expect_refused({"--placement=mmap"}, "no command given");
+  expect_refused({"--bogus", "--", "true"}, "--bogus");
+  expect_refused({"--bogus", "true"}, "unknown option '--bogus'");
 }
 
 TEST(DimmapRun, RefusesUnusableDirectories) {
@@ -259,7 +261,7 @@ TEST(DimmapRun, HugePagesUnavailableFallsBackWithAWarning) {
 TEST(DimmapRun, TheArenaTooSmallFallsBackToTheHeapWithAWarning) {
   const Outcome o = run({kRun, "--placement=hpmmap", "--buffer=4M", "--min-alloc=1M", "--", kProbe, "fill", "8M"});
   EXPECT_EQ(o.status, 0) << o.err;
-  EXPECT_NE(o.err.find("arena cannot hold"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("arena cannot fit"), std::string::npos) << o.err;
 }
 
 TEST(Preload, AMalformedEnvironmentIsRefusedNotGuessed) {
