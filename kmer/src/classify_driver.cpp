@@ -321,6 +321,14 @@ int run_lookup(LookupCommand& cmd) {
       const LookupResult r = run_lookups(db, kmers, threads);
       std::printf("%-10s %-22s %7u %4u %12llu %9.3f %12.0f %8.4f\n", kind.c_str(), where.c_str(), threads, run,
                   static_cast<unsigned long long>(r.lookups), r.seconds, r.lookups_per_second(), r.hit_rate());
+      struct dimmap_stats ds {};
+      if (db.region().backend() == dimmap::Backend::dimmap && dimmap_stats_for(db.region().data(), &ds) == 0)
+        std::fprintf(stderr, "kmer lookup: dimmap faults %llu (%.2f per lookup), misses %llu, recoveries %llu, "
+                     "hot promotions %llu, evictions %llu in %llu batches\n",
+                     (unsigned long long)ds.faults, r.lookups ? double(ds.faults) / r.lookups : 0.0,
+                     (unsigned long long)ds.misses, (unsigned long long)ds.recoveries,
+                     (unsigned long long)ds.hot_promotions, (unsigned long long)ds.evictions,
+                     (unsigned long long)ds.eviction_batches);
       std::fflush(stdout);
       if (csv)
         csv << kind << ',' << where << ',' << threads << ',' << run << ',' << r.lookups << ',' << r.hits << ','
