@@ -61,7 +61,12 @@ TEST_P(KernelEqualsReference, OnManyReads) {
 
 INSTANTIATE_TEST_SUITE_P(Indexes, KernelEqualsReference,
                          ::testing::Combine(::testing::Values(IndexKind::two_level, IndexKind::gnu_hash),
-                                            ::testing::Values(32u, 1u)));
+                                            ::testing::Values(32u, 1u)),
+                         [](const ::testing::TestParamInfo<std::tuple<IndexKind, unsigned>>& info) {
+                           return std::string(std::get<0>(info.param) == IndexKind::two_level ? "TwoLevel"
+                                                                                              : "GnuHash") +
+                                  "_maxtaxa" + std::to_string(std::get<1>(info.param));
+                         });
 
 TEST(Classify, ExactReadsGoToTheirGenomeOrItsSpecies) {
   kmer_test::SmallReference ref;

@@ -83,7 +83,12 @@ INSTANTIATE_TEST_SUITE_P(Indexes, LookupEqualsBruteForce,
                                            Case{18, IndexKind::two_level, 2}, Case{18, IndexKind::gnu_hash, 1},
                                            Case{5, IndexKind::two_level, 3}, Case{5, IndexKind::gnu_hash, 0},
                                            Case{31, IndexKind::two_level, 32}, Case{32, IndexKind::gnu_hash, 32},
-                                           Case{32, IndexKind::two_level, 0}));
+                                           Case{32, IndexKind::two_level, 0}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return std::string(info.param.kind == IndexKind::two_level ? "TwoLevel" : "GnuHash") +
+                                  "_k" + std::to_string(info.param.k) + "_maxtaxa" +
+                                  std::to_string(info.param.max_taxa);
+                         });
 
 TEST(Build, ReductionHappensAndShortListsStay) {
   kmer_test::SmallReference ref;
