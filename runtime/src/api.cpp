@@ -176,6 +176,20 @@ extern "C" int dimmap_msync(void* addr, size_t length, int flags) {
   return 0;
 }
 
+extern "C" int dimmap_discard(void* addr, size_t length) {
+  dimmap::detail::clear_error();
+  Registry& r = registry();
+  dimmap_instance* inst = nullptr;
+  {
+    std::shared_lock<std::shared_mutex> lock(r.mu);
+    uintptr_t start = 0;
+    const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
+    if (!m) return fail(ENOMEM, "dimmap_discard(%p): not in a dimmap mapping", addr);
+    inst = m->instance;
+  }
+  return inst->engine->discard(addr, length);
+}
+
 extern "C" int dimmap_instance_stats(struct dimmap_instance* inst, struct dimmap_stats* out) {
   if (!inst || !out) return fail(EINVAL, "dimmap_instance_stats: null argument");
   inst->engine->stats(out);

@@ -61,7 +61,6 @@ int BackingFile::open(int app_fd, size_t length, int prot, int flags, off_t offs
   struct stat st;
   if (fstat(app_fd, &st) != 0) return fail(errno, "dimmap_mmap('%s'): cannot stat: %s", p, std::strerror(errno));
   if (S_ISBLK(st.st_mode)) {
-    block_device_ = true;
     if (ioctl(app_fd, BLKGETSIZE64, &size_) != 0)
       return fail(errno, "dimmap_mmap('%s'): cannot read the device size: %s", p, std::strerror(errno));
   } else if (S_ISREG(st.st_mode)) {
@@ -98,9 +97,5 @@ int BackingFile::write_fd_for(uint64_t file_offset, size_t len) const {
   return buffered_;
 }
 
-bool BackingFile::unlinked() const {
-  struct stat st;
-  return !block_device_ && fstat(buffered_, &st) == 0 && st.st_nlink == 0;
-}
 
 }  // namespace dimmap::detail

@@ -28,14 +28,11 @@ class BackingFile {
   bool direct() const { return direct_ >= 0; }
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
-  // True once the file has no name left (a scratch file): its dirty pages need no writeback.
-  bool unlinked() const;
 
  private:
   int direct_ = -1;
   int buffered_ = -1;
   uint64_t size_ = 0;
-  bool block_device_ = false;
   std::string path_;
 };
 

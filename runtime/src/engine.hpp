@@ -18,6 +18,9 @@ class Engine {
   // Writes back and unmaps the whole mapping starting at addr.
   virtual int unmap(void* addr, size_t length) = 0;
   virtual int sync(void* addr, size_t length, int flags) = 0;
+  // Drops the range's pages without writing them back (scratch data). The default keeps
+  // them: correct, only slower.
+  virtual int discard(void* addr, size_t length) { return 0; }
   virtual void stats(struct dimmap_stats* out) const = 0;
   virtual size_t mapped_regions() const = 0;
 };

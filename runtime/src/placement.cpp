@@ -373,6 +373,8 @@ void Region::close() {
   helper_.reset();
   sync();
   if (backend_ == Backend::dimmap) {
+    // Scratch data (and read-only data) needs no writeback: drop it before unmapping.
+    if (!writable_file_) dimmap_discard(data_, size_);
     if (dimmap_munmap(data_, size_) != 0)
       throw Error("cannot unmap '" + path_ + "': " + dimmap_last_error());
   } else {

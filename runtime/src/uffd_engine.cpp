@@ -103,6 +103,7 @@ class UffdEngine final : public Engine {
   int map(void* hint, size_t length, int prot, int flags, int fd, off_t offset, void** out) override;
   int unmap(void* addr, size_t length) override;
   int sync(void* addr, size_t length, int flags) override;
+  int discard(void* addr, size_t length) override;
   void stats(struct dimmap_stats* out) const override;
   size_t mapped_regions() const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -433,8 +434,10 @@ void UffdEngine::demote(uint32_t s) {
 
 void UffdEngine::flush_zaps() {
   for (auto [s, key] : zap_list_) {
-    // Skip pages recovered, freed or reused since they were demoted.
-    if (pages_[s].key != key || pages_[s].state != DMP_EVICT || !(pages_[s].flags & F_ZAP)) continue;
+    // Skip pages recovered, freed or reused since they were demoted. Pages just chosen to
+    // leave (evict) are still mapped and must be unmapped before they are written or freed.
+    const uint8_t st = pages_[s].state;
+    if (pages_[s].key != key || (st != DMP_EVICT && st != DMP_LEAVING) || !(pages_[s].flags & F_ZAP)) continue;
     pages_[s].flags &= ~(F_ZAP | F_WRITABLE);
     Region* r = region_of_slot(s);
     const size_t off = page_of_slot(s) * page_size_;
@@ -463,8 +466,7 @@ void UffdEngine::evict() {
     std::vector<uint32_t> dirty;
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t s = batch_[i];
-      Region* r = region_of_slot(s);
-      if ((pages_[s].flags & F_DIRTY) && !r->file.unlinked())
+      if (pages_[s].flags & F_DIRTY)
         dirty.push_back(s);
       else
         release_slot(s, false);
@@ -778,7 +780,7 @@ int UffdEngine::sync(void* addr, size_t length, int flags) {
   const size_t first = (a - reinterpret_cast<uintptr_t>(r->addr)) / page_size_;
   const size_t end = std::min(r->npages, first + (length + page_size_ - 1) / page_size_);
   int err = 0;
-  if (r->writable && !r->file.unlinked()) {
+  if (r->writable) {
     std::vector<uint32_t> slots = slots_in(r, first, end);
     err = write_back_now(r, slots, lock);
     // Writebacks started by evictions (or other threads) must land too.
@@ -815,7 +817,7 @@ int UffdEngine::unmap(void* addr, size_t length) {
                 length, r->length);
   // Let reads and evictions of this mapping finish, then write back what is dirty.
   io_done_.wait(lock, [r] { return r->loads == 0 && r->writes == 0; });
-  if (r->writable && !r->file.unlinked()) {
+  if (r->writable) {
     std::vector<uint32_t> slots = slots_in(r, 0, r->npages);
     int err = write_back_now(r, slots, lock);
     io_done_.wait(lock, [r] { return r->loads == 0 && r->writes == 0; });
@@ -838,6 +840,25 @@ int UffdEngine::unmap(void* addr, size_t length) {
   munmap(r->alias, r->length);
   close(r->memfd);  // frees every page of the mapping
   delete r;
+  return 0;
+}
+
+int UffdEngine::discard(void* addr, size_t length) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  if (a % page_size_) return fail(EINVAL, "dimmap_discard(%p): address not page aligned", addr);
+  std::unique_lock<std::mutex> lock(mu_);
+  Region* r = region_by_addr(a);
+  if (!r) return fail(ENOMEM, "dimmap_discard(%p): not in a dimmap mapping", addr);
+  const size_t first = (a - reinterpret_cast<uintptr_t>(r->addr)) / page_size_;
+  const size_t end = std::min(r->npages, first + (length + page_size_ - 1) / page_size_);
+  io_done_.wait(lock, [r] { return r->loads == 0 && r->writes == 0; });
+  for (uint32_t s : slots_in(r, first, end)) {
+    if (pages_[s].flags & DMP_F_BUSY) continue;  // an msync is writing it: it stays
+    frees_.add(r->alias + page_of_slot(s) * page_size_, page_size_);  // drops the PTEs too
+    dmp_remove(&policy_, s);
+    st_.evictions++;
+  }
+  frees_.flush();
   return 0;
 }
 

@@ -104,7 +104,10 @@ int dimmap_munmap(void *addr, size_t length);
 /* MS_SYNC: dirty pages in the range are on stable storage on return. MS_ASYNC: written
  * but not flushed. MS_INVALIDATE: additionally drop the range's clean pages from the buffer. */
 int dimmap_msync(void *addr, size_t length, int flags);
-/* Works for mappings of any instance. */
+/* Drops the pages of a range without writing them back, like MADV_REMOVE on scratch data
+ * nobody will read again (the file keeps its old contents). Returns 0 or -errno. */
+int dimmap_discard(void *addr, size_t length);
+/* Counters summed over every buffer. */
 int dimmap_stats(struct dimmap_stats *out);
 /* Stats of the instance owning the mapping that contains addr. */
 int dimmap_stats_for(const void *addr, struct dimmap_stats *out);
