@@ -141,6 +141,17 @@ struct MpiContext {
     (void)counts;
 #endif
   }
+  // The largest value over all ranks (on every rank).
+  double max(double value) const {
+#ifdef KMER_HAVE_MPI
+    if (active) {
+      double out = value;
+      MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      return out;
+    }
+#endif
+    return value;
+  }
   void barrier() const {
 #ifdef KMER_HAVE_MPI
     if (active) MPI_Barrier(MPI_COMM_WORLD);
@@ -231,6 +242,8 @@ int run_classify(ClassifyCommand& cmd) {
   if (mpi.any(!error.empty())) return 1;
 
   mpi.reduce_counts(counts);
+  seconds = mpi.max(seconds);  // the job takes as long as its slowest rank
+  load_seconds = mpi.max(load_seconds);
   mpi.barrier();  // all rank files are complete
   int rc = 0;
   if (mpi.rank == 0) {
