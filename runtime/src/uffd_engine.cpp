@@ -31,6 +31,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -73,13 +74,21 @@ struct Region {
   bool track_dirty = false;  // write-protect available; otherwise every mapped page counts as dirty
   BackingFile file;
   unsigned loads = 0;     // reads in flight
-  unsigned writes = 0;    // writebacks in flight (eviction or sync)
+  unsigned writes = 0;    // writebacks queued or in flight (eviction or sync)
+  std::set<uint64_t> live_jobs;  // ids of those writebacks, oldest first
   int write_error = 0;    // first failed writeback since the last msync/munmap (errno)
   bool closing = false;
 };
 
+// An msync or munmap waiting for its writebacks.
+struct SyncRequest {
+  unsigned pending = 0;  // jobs not yet completed
+  int error = 0;         // first failure (errno)
+};
+
 // A coalesced writeback of adjacent pages of one region.
 struct WriteJob {
+  SyncRequest* sync = nullptr;  // null for eviction writebacks
   Region* region = nullptr;
   size_t first_page = 0;
   std::vector<uint32_t> slots;  // in page order
@@ -135,9 +144,10 @@ class UffdEngine final : public Engine {
   uint64_t key_of(const Region* r, size_t page) const { return (uint64_t(r->id) << kRegionShift) | page; }
   char* app_addr(uint32_t slot) const { return region_of_slot(slot)->addr + page_of_slot(slot) * page_size_; }
   size_t io_len(const Region* r, size_t first_page, size_t npages) const;
-  void submit_writes(std::vector<uint32_t>& dirty, bool eviction);
+  void submit_writes(std::vector<uint32_t>& dirty, bool eviction, SyncRequest* sync);
+  void pump_writes();
   std::vector<uint32_t> slots_in(const Region* r, size_t first, size_t end) const;
-  int write_back_now(Region* r, std::vector<uint32_t>& slots, std::unique_lock<std::mutex>& lock);
+  int write_back(Region* r, size_t first, size_t end, std::unique_lock<std::mutex>& lock);
   void wake_server();
 
   const dimmap_config cfg_;
@@ -165,6 +175,7 @@ class UffdEngine final : public Engine {
   unsigned reads_in_flight_ = 0;
   unsigned writes_in_flight_ = 0;
   std::unordered_map<uint64_t, WriteJob> jobs_;
+  std::deque<uint64_t> write_backlog_;  // jobs waiting for an I/O slot
   uint64_t next_job_ = 1;
 
   std::vector<std::pair<uint32_t, uint64_t>> zap_list_;  // (slot, key) demoted, PTE still present
@@ -275,6 +286,7 @@ void UffdEngine::serve() {
     if (events) last_event = std::chrono::steady_clock::now();
     evict();
     start_pending();
+    pump_writes();
     lock.unlock();
     if (int rc = io_->submit(); rc < 0) log(LogLevel::error, "I/O submission failed: %s", std::strerror(-rc));
   }
@@ -457,7 +469,8 @@ void UffdEngine::evict() {
   // Free slots plus those already on their way out should cover the reserve and the misses
   // waiting for a slot; writebacks in flight are bounded by the I/O depth.
   const size_t target = par_.reserve + std::min<size_t>(pending_.size(), par_.npages / 4);
-  while (policy_.evict.len > 0 && policy_.free.len + policy_.leaving < target && writes_in_flight_ < cfg_.io_depth) {
+  while (policy_.evict.len > 0 && policy_.free.len + policy_.leaving < target &&
+         writes_in_flight_ + write_backlog_.size() < cfg_.io_depth) {
     const uint32_t n = dmp_evict_batch(&policy_, batch_.data(), par_.batch);
     if (n == 0) break;
     bool pending_zap = false;
@@ -472,7 +485,7 @@ void UffdEngine::evict() {
         release_slot(s, false);
     }
     flush_frees();
-    if (!dirty.empty()) submit_writes(dirty, true);
+    if (!dirty.empty()) submit_writes(dirty, true, nullptr);
   }
 }
 
@@ -498,15 +511,17 @@ size_t UffdEngine::io_len(const Region* r, size_t first_page, size_t npages) con
   return static_cast<size_t>(std::min<uint64_t>(len, r->file.size() - off));
 }
 
-// Writes dirty pages (sorted into runs of adjacent pages, one write per run) through the
-// I/O queue. The pages are busy until their write completes.
-void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction) {
+// Queues writebacks of dirty pages, sorted into runs of adjacent pages (one write per run).
+// The pages are busy until their write completes. pump_writes() starts them, at most
+// io_depth at a time; any thread holding the lock may queue, only the server starts.
+void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction, SyncRequest* sync) {
   std::sort(dirty.begin(), dirty.end(), [this](uint32_t a, uint32_t b) { return pages_[a].key < pages_[b].key; });
   for (size_t i = 0; i < dirty.size();) {
     WriteJob job;
     job.region = region_of_slot(dirty[i]);
     job.first_page = page_of_slot(dirty[i]);
     job.eviction = eviction;
+    job.sync = sync;
     size_t j = i;
     while (j < dirty.size() && j - i < kMaxWriteRun && pages_[dirty[j]].key == pages_[dirty[i]].key + (j - i)) {
       pages_[dirty[j]].flags |= DMP_F_BUSY;
@@ -515,14 +530,25 @@ void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction) {
       ++j;
     }
     job.len = io_len(job.region, job.first_page, job.slots.size());
-    const uint64_t off = job.region->file_offset + job.first_page * page_size_;
     const uint64_t id = next_job_++;
+    job.region->writes++;
+    job.region->live_jobs.insert(id);
+    if (sync) sync->pending++;
+    jobs_.emplace(id, std::move(job));
+    write_backlog_.push_back(id);
+    i = j;
+  }
+}
+
+void UffdEngine::pump_writes() {
+  while (!write_backlog_.empty() && writes_in_flight_ < cfg_.io_depth) {
+    const uint64_t id = write_backlog_.front();
+    write_backlog_.pop_front();
+    const WriteJob& job = jobs_.at(id);
+    const uint64_t off = job.region->file_offset + job.first_page * page_size_;
     io_->push(IoOp{true, job.region->file.write_fd_for(off, job.len), job.region->alias + job.first_page * page_size_,
                    job.len, off, kWriteTag | id});
-    job.region->writes++;
     writes_in_flight_++;
-    jobs_.emplace(id, std::move(job));
-    i = j;
   }
 }
 
@@ -533,6 +559,7 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
   jobs_.erase(it);
   Region* r = job.region;
   r->writes--;
+  r->live_jobs.erase(id);
   writes_in_flight_--;
   const bool ok = result >= 0 && static_cast<size_t>(result) == job.len;
   if (ok) {
@@ -547,9 +574,14 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
         job.slots.size(), static_cast<unsigned long long>(r->file_offset + job.first_page * page_size_),
         r->file.path().c_str(), std::strerror(err));
   }
+  if (job.sync) {
+    if (!ok && !job.sync->error) job.sync->error = result < 0 ? static_cast<int>(-result) : EIO;
+    job.sync->pending--;
+  }
   for (uint32_t s : job.slots) {
     pages_[s].flags &= ~DMP_F_BUSY;
-    if (!ok) pages_[s].flags |= F_DIRTY;
+    // Without write-protect tracking a mapped page may change at any time: it stays dirty.
+    if (!ok || (!job.eviction && !r->track_dirty)) pages_[s].flags |= F_DIRTY;
     if (!job.eviction) continue;
     if (ok && !(pages_[s].flags & F_WANTED)) {
       release_slot(s, true);
@@ -692,12 +724,12 @@ std::vector<uint32_t> UffdEngine::slots_in(const Region* r, size_t first, size_t
   return out;
 }
 
-// Writes the dirty pages among slots synchronously (from the calling thread). Returns 0
-// or -errno; pages that could not be written stay dirty. Called with lock held; drops it
-// while writing.
-int UffdEngine::write_back_now(Region* r, std::vector<uint32_t>& slots, std::unique_lock<std::mutex>& lock) {
+// Writes back the dirty pages of r in [first, end) through the fault server's I/O queue and
+// waits for them, and for any writeback of r already under way (evictions, other threads).
+// Returns 0 or -errno; pages that could not be written stay dirty.
+int UffdEngine::write_back(Region* r, size_t first, size_t end, std::unique_lock<std::mutex>& lock) {
   std::vector<uint32_t> dirty;
-  for (uint32_t s : slots) {
+  for (uint32_t s : slots_in(r, first, end)) {
     uint8_t& f = pages_[s].flags;
     if (!(f & F_DIRTY) || (f & DMP_F_BUSY) || pages_[s].state == DMP_LOADING || pages_[s].state == DMP_LEAVING)
       continue;
@@ -706,67 +738,17 @@ int UffdEngine::write_back_now(Region* r, std::vector<uint32_t>& slots, std::uni
       uffd_writeprotect(uffd_, r->addr + page_of_slot(s) * page_size_, page_size_, true);
       f &= ~F_WRITABLE;
     }
-    if (r->track_dirty) f &= ~F_DIRTY;
-    f |= DMP_F_BUSY;
     dirty.push_back(s);
   }
-  std::sort(dirty.begin(), dirty.end(), [this](uint32_t a, uint32_t b) { return pages_[a].key < pages_[b].key; });
-  // Runs of adjacent pages, written without the lock (the alias is stable: busy pages never leave).
-  struct Run {
-    size_t first, count;
-  };
-  std::vector<Run> runs;
-  for (size_t i = 0; i < dirty.size();) {
-    size_t j = i + 1;
-    while (j < dirty.size() && j - i < kMaxWriteRun && pages_[dirty[j]].key == pages_[dirty[i]].key + (j - i)) ++j;
-    runs.push_back(Run{page_of_slot(dirty[i]), j - i});
-    i = j;
+  SyncRequest req;
+  if (!dirty.empty()) {
+    submit_writes(dirty, false, &req);
+    wake_server();
   }
-  r->writes++;
-  lock.unlock();
-  int err = 0;
-  uint64_t written = 0, ios = 0, pages_ok = 0;
-  std::vector<bool> run_ok(runs.size(), false);
-  for (size_t k = 0; k < runs.size(); ++k) {
-    const uint64_t off = r->file_offset + runs[k].first * page_size_;
-    const size_t len = io_len(r, runs[k].first, runs[k].count);
-    const int fd = r->file.write_fd_for(off, len);
-    size_t done = 0;
-    while (done < len) {
-      ssize_t n = pwrite(fd, r->alias + runs[k].first * page_size_ + done, len - done, static_cast<off_t>(off + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        if (!err) err = n < 0 ? errno : EIO;
-        break;
-      }
-      done += static_cast<size_t>(n);
-    }
-    if (done == len) {
-      run_ok[k] = true;
-      written += len;
-      ios++;
-      pages_ok += runs[k].count;
-    }
-  }
-  lock.lock();
-  r->writes--;
-  size_t idx = 0;
-  for (size_t k = 0; k < runs.size(); ++k) {
-    for (size_t i = 0; i < runs[k].count; ++i, ++idx) {
-      uint8_t& f = pages_[dirty[idx]].flags;
-      f &= ~DMP_F_BUSY;
-      if (!run_ok[k]) f |= F_DIRTY;
-    }
-  }
-  st_.writebacks += pages_ok;
-  st_.write_ios += ios;
-  st_.bytes_written += written;
-  if (err) {
-    st_.write_errors++;
-    log(LogLevel::error, "writing back '%s' failed: %s; the data stays in the buffer", r->file.path().c_str(),
-        std::strerror(err));
-  }
-  io_done_.notify_all();
+  const uint64_t upto = next_job_;
+  io_done_.wait(lock, [&] { return req.pending == 0 && (r->live_jobs.empty() || *r->live_jobs.begin() >= upto); });
+  int err = req.error ? req.error : r->write_error;
+  r->write_error = 0;
   return -err;
 }
 
@@ -780,14 +762,7 @@ int UffdEngine::sync(void* addr, size_t length, int flags) {
   const size_t first = (a - reinterpret_cast<uintptr_t>(r->addr)) / page_size_;
   const size_t end = std::min(r->npages, first + (length + page_size_ - 1) / page_size_);
   int err = 0;
-  if (r->writable) {
-    std::vector<uint32_t> slots = slots_in(r, first, end);
-    err = write_back_now(r, slots, lock);
-    // Writebacks started by evictions (or other threads) must land too.
-    io_done_.wait(lock, [r] { return r->writes == 0; });
-    if (!err && r->write_error) err = -r->write_error;
-    r->write_error = 0;
-  }
+  if (r->writable) err = write_back(r, first, end, lock);
   if (flags & MS_INVALIDATE) {
     for (uint32_t s : slots_in(r, first, end)) {
       const uint8_t st = pages_[s].state;
@@ -818,11 +793,8 @@ int UffdEngine::unmap(void* addr, size_t length) {
   // Let reads and evictions of this mapping finish, then write back what is dirty.
   io_done_.wait(lock, [r] { return r->loads == 0 && r->writes == 0; });
   if (r->writable) {
-    std::vector<uint32_t> slots = slots_in(r, 0, r->npages);
-    int err = write_back_now(r, slots, lock);
+    const int err = write_back(r, 0, r->npages, lock);
     io_done_.wait(lock, [r] { return r->loads == 0 && r->writes == 0; });
-    if (!err && r->write_error) err = -r->write_error;
-    r->write_error = 0;
     if (err)
       return fail(-err, "dimmap_munmap('%s'): writeback failed (%s); the mapping stays intact", r->file.path().c_str(),
                   std::strerror(-err));
