@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * dimmap_policy.c - the DI-MMAP page-buffer policy. See dimmap_policy.h.
+ * The DI-MMAP page-buffer policy. See dimmap_policy.h.
  * Kernel coding style: this file is also compiled into dimmap.ko.
  */
 #include "dimmap_policy.h"

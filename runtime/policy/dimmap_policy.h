@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * dimmap_policy.h - the DI-MMAP page-buffer policy (DI-MMAP 2015 paper, section 2).
+ * The DI-MMAP page-buffer policy (DI-MMAP 2015 paper, section 2).
  *
  * A fixed pool of page slots moves through these states:
  *
@@ -61,8 +62,10 @@ enum dmp_state {
 	DMP_LEAVING,
 };
 
-/* Flag bits in dmp_page.flags. DMP_F_BUSY is honoured by the policy (a busy page is never
- * chosen to leave); the other bits belong to the caller (dirty, write-protected, ...). */
+/*
+ * Flag bits in dmp_page.flags. DMP_F_BUSY is honoured by the policy (a busy page is never
+ * chosen to leave); the other bits belong to the caller (dirty, write-protected, ...).
+ */
 #define DMP_F_BUSY 0x01u
 
 struct dmp_page {
@@ -117,9 +120,11 @@ struct dmp_policy {
 	struct dmp_counters cnt;
 };
 
-/* Computes sizes for a pool of npages slots. hot_permille and evict_permille are shares
+/*
+ * Computes sizes for a pool of npages slots. hot_permille and evict_permille are shares
  * of the pool (0-999 and 1-499); batch is clamped to [1, npages/8]. Returns 0, or -1 if
- * npages < DMP_MIN_PAGES or a share is out of range. */
+ * npages < DMP_MIN_PAGES or a share is out of range.
+ */
 int dmp_params_init(struct dmp_params *par, dmp_u32 npages, dmp_u32 hot_permille,
 		    dmp_u32 evict_permille, dmp_u32 batch);
 
@@ -130,35 +135,47 @@ void dmp_init(struct dmp_policy *p, const struct dmp_params *par, struct dmp_pag
 /* Slot holding key (in any state but FREE), or DMP_NIL. */
 dmp_u32 dmp_lookup(const struct dmp_policy *p, dmp_u64 key);
 
-/* Miss: takes a free slot for key (state LOADING, in the hash, fault count seeded from its
+/*
+ * Miss: takes a free slot for key (state LOADING, in the hash, fault count seeded from its
  * bucket). Returns DMP_NIL when no slot is free: evict a batch and release pages first.
- * The key must not be present. */
+ * The key must not be present.
+ */
 dmp_u32 dmp_alloc(struct dmp_policy *p, dmp_u64 key);
 
-/* The read finished: LOADING -> PRIMARY. Returns the slot demoted to the eviction queue by
- * this insertion (the caller must unmap it), or DMP_NIL. */
+/*
+ * The read finished: LOADING -> PRIMARY. Returns the slot demoted to the eviction queue by
+ * this insertion (the caller must unmap it), or DMP_NIL.
+ */
 dmp_u32 dmp_loaded(struct dmp_policy *p, dmp_u32 slot);
 
 /* The read failed: LOADING -> FREE without touching the fault history. */
 void dmp_abort(struct dmp_policy *p, dmp_u32 slot);
 
-/* Fault on a page in the eviction queue or leaving: back into the primary FIFO with its
- * fault count bumped. Returns the slot demoted by the insertion, or DMP_NIL. */
+/*
+ * Fault on a page in the eviction queue or leaving: back into the primary FIFO with its
+ * fault count bumped. Returns the slot demoted by the insertion, or DMP_NIL.
+ */
 dmp_u32 dmp_recover(struct dmp_policy *p, dmp_u32 slot);
 
 /* Nonzero when fewer than `reserve` slots are free and the eviction queue has pages. */
 int dmp_wants_eviction(const struct dmp_policy *p);
 
-/* Moves up to max of the oldest non-busy pages from the eviction queue to LEAVING and
- * stores their slots in out. Returns how many. */
+/*
+ * Moves up to max of the oldest non-busy pages from the eviction queue to LEAVING and
+ * stores their slots in out. Returns how many.
+ */
 dmp_u32 dmp_evict_batch(struct dmp_policy *p, dmp_u32 *out, dmp_u32 max);
 
-/* A leaving page was written back (if dirty) and freed: LEAVING -> FREE, updating its
- * bucket's fault history. */
+/*
+ * A leaving page was written back (if dirty) and freed: LEAVING -> FREE, updating its
+ * bucket's fault history.
+ */
 void dmp_release(struct dmp_policy *p, dmp_u32 slot);
 
-/* Drops a page in any state but FREE or LOADING at once (e.g. its mapping is going
- * away), updating the fault history like dmp_release. */
+/*
+ * Drops a page in any state but FREE or LOADING at once (e.g. its mapping is going
+ * away), updating the fault history like dmp_release.
+ */
 void dmp_remove(struct dmp_policy *p, dmp_u32 slot);
 
 /* Pages resident in the FIFOs and the eviction queue (not loading, leaving or free). */
@@ -167,9 +184,11 @@ dmp_u32 dmp_resident(const struct dmp_policy *p);
 /* Nonzero if the page would go to the hot FIFO now (fault count above the average). */
 int dmp_is_hot(const struct dmp_policy *p, dmp_u32 slot);
 
-/* Checks every internal invariant (queue links and lengths, hash membership, state
+/*
+ * Checks every internal invariant (queue links and lengths, hash membership, state
  * counts, fault sum). Returns 0 if consistent, else a nonzero code naming the first
- * violation. For tests and debug builds: O(npages + nbuckets). */
+ * violation. For tests and debug builds: O(npages + nbuckets).
+ */
 int dmp_check(const struct dmp_policy *p);
 
 #ifdef __cplusplus

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * perma_model.c - the PerMA latency model. See perma_model.h.
+ * The PerMA latency model. See perma_model.h.
  * Kernel coding style: this file is also compiled into dimmap.ko.
  */
 #include "perma_model.h"
@@ -10,14 +10,17 @@ struct perma_preset_row {
 	struct perma_model m;
 };
 
-/* PerMA paper, Table I (read characteristics; R = 0 for all generations). PCIe 2.0 at
- * 50% efficiency; P in ps/byte for x8 (lcurr), x16, x32, x64. */
+/*
+ * PerMA paper, Table I (read characteristics; R = 0 for all generations). PCIe 2.0 at
+ * 50% efficiency; P in ps/byte for x8 (lcurr), x16, x32, x64.
+ */
 static const struct perma_preset_row presets[] = {
 	{ "lcurr", { 100000, 0, 500, 50, 420 } },
 	{ "lnxt1", { 100000, 0, 250, 50, 420 } },
 	{ "lnxt2", { 50000, 0, 125, 50, 210 } },
 	{ "lnxt3", { 25000, 0, 62, 50, 105 } },
 	{ "sim-opt", { 0, 0, 0, 0, 0 } },
+	{ 0 } /* end */
 };
 
 static int same(const char *a, const char *b)
@@ -31,11 +34,11 @@ static int same(const char *a, const char *b)
 
 int perma_preset(const char *name, struct perma_model *m)
 {
-	unsigned int i;
+	const struct perma_preset_row *row;
 
-	for (i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
-		if (same(name, presets[i].name)) {
-			*m = presets[i].m;
+	for (row = presets; row->name; row++) {
+		if (same(name, row->name)) {
+			*m = row->m;
 			return 0;
 		}
 	}

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * perma_model.h - the PerMA NVRAM latency model (PerMA 2012 paper, Eq. 1):
+ * The PerMA NVRAM latency model (PerMA 2012 paper, Eq. 1):
  *
- *     IO latency = D + R + N * (P / E + C) * S
+ * IO latency = D + R + N * (P / E + C) * S
  *
  * D device latency, R driver latency, P peripheral-bus time per byte, E bus efficiency,
  * C controller time per byte, N requests in flight (this one included), S bytes moved.
