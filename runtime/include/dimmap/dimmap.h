@@ -13,7 +13,10 @@
  *   DIMMAP_BUFFER        buffer size, e.g. 256M, 4G            (default 256M)
  *   DIMMAP_HOT_FRACTION  share of the buffer for hot pages     (default 0.75)
  *   DIMMAP_EVICT_BATCH   pages unmapped per bulk eviction       (default 64)
- *   DIMMAP_ENGINE        uffd (user space) or kmod (dimmap.ko) (default uffd)
+ *   DIMMAP_ENGINE        uffd (user space) or kmod (dimmap.ko) (default uffd); kmod maps
+ *                        /dev/dimmapN links of a loaded module, whose buffers are sized at
+ *                        insmod time (DIMMAP_BUFFER is ignored there)
+ *   DIMMAP_KMOD_BUFFER   kmod: which of the module's buffers to use     (default 0)
  *   DIMMAP_IO_DEPTH      reads and writes in flight per buffer  (default 128)
  *   DIMMAP_DIRECT_IO     1 = O_DIRECT on the backing file       (default 1)
  *   DIMMAP_SPIN_US       fault server busy-polls this long before sleeping (default 50)
