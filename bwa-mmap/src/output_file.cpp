@@ -41,7 +41,9 @@ void install_handlers_once() {
   static std::once_flag once;
   std::call_once(once, [] {
     std::atexit(remove_pending);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    // Crashes too (SIGABRT from an assert in libbwa, SIGBUS from a failed DI-MMAP read):
+    // the handler re-raises with the default action, so core dumps are unchanged.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGABRT}) {
       struct sigaction sa;
       std::memset(&sa, 0, sizeof sa);
       sa.sa_handler = on_fatal_signal;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -35,6 +36,7 @@ namespace {
 std::atomic<bool> g_armed{false};
 std::atomic<size_t> g_min_bytes{SIZE_MAX};
 std::atomic<size_t> g_live_regions{0};
+std::atomic<bool> g_fatal_failures{true};
 thread_local bool t_inside = false;  // creating a Region must not route its own allocations
 
 // std::optional because Region's inline default constructor needs a type that placement.hpp
@@ -61,7 +63,7 @@ Heap& heap() {
 // A zeroed block of `bytes` in a new Region, or nullptr with errno = ENOMEM.
 void* place(size_t bytes) {
   Heap& h = heap();
-  std::lock_guard<std::mutex> lock(h.mu);
+  std::unique_lock<std::mutex> lock(h.mu);
   t_inside = true;
   try {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -83,7 +85,11 @@ void* place(size_t bytes) {
   } catch (const std::exception& e) {
     t_inside = false;
     if (h.first_failure.empty()) h.first_failure = e.what();
-    std::fprintf(stderr, "[bwa-mmap] cannot place a %s array: %s\n", dimmap::format_size(bytes).c_str(), e.what());
+    std::fprintf(stderr, "bwa-mmap: cannot place a %s array: %s\n", dimmap::format_size(bytes).c_str(), e.what());
+    if (g_fatal_failures.load()) {
+      lock.unlock();  // exit() runs atexit handlers, which may free placed blocks
+      std::exit(1);
+    }
     errno = ENOMEM;
     return nullptr;
   }
@@ -138,7 +144,7 @@ void release(Block&& b) {
 
 }  // namespace
 
-PlacedHeap::PlacedHeap(dimmap::Placement placement, size_t min_bytes) {
+PlacedHeap::PlacedHeap(dimmap::Placement placement, size_t min_bytes, bool fatal_failures) {
   Heap& h = heap();
   {
     std::lock_guard<std::mutex> lock(h.mu);
@@ -148,6 +154,7 @@ PlacedHeap::PlacedHeap(dimmap::Placement placement, size_t min_bytes) {
     h.stats.live_regions = h.blocks.size();
     h.first_failure.clear();
   }
+  g_fatal_failures.store(fatal_failures);
   g_min_bytes.store(min_bytes == 0 ? 1 : min_bytes);
   g_armed.store(true);
 }

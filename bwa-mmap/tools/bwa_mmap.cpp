@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   bwammap::PlacementPlan index_plan;
   bwammap::IndexOptions index_opts;
   std::string block_size = "10000000";
-  std::string min_alloc = "1M";
+  std::string min_alloc = "64M";
   index_cmd->add_option("-a", index_opts.algorithm, "BWT construction algorithm: bwtsw, is or rb2 [auto: is below 50M bases]")
       ->check(CLI::IsMember({"auto", "bwtsw", "is", "rb2"}))
       ->group("bwa index options");
@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
       ->group("bwa index options");
   index_cmd->add_flag("-6", index_opts.is_64, "index files named as <in.fasta>.64.* instead of <in.fasta>.*")
       ->group("bwa index options");
-  index_cmd->add_option("--min-alloc", min_alloc, "libbwa allocations at least this big go to the placement")
+  index_cmd->add_option("--min-alloc", min_alloc, "libbwa allocations at least this big go to the placement (smaller ones, such as\n"
+                        "bwtsw's workspace of about 5x -b, stay in RAM)")
       ->capture_default_str()
       ->group("Placement");
   index_cmd->add_option("fasta", index_opts.fasta, "reference FASTA (gz ok)")->required();

@@ -16,7 +16,10 @@ struct IndexOptions {
   std::string algorithm = "auto";   // auto, bwtsw, is or rb2 (bwa index -a)
   int block_size = 10000000;        // bwa index -b, for bwtsw
   bool is_64 = false;               // bwa index -6: name the files <prefix>.64.*
-  uint64_t min_alloc = 1 << 20;     // libbwa allocations at least this big go to the placement
+  // libbwa allocations at least this big go to the placement. The default keeps bwtsw's
+  // workspace (about 5x the -b block size, 48M by default, accessed at random) in RAM and
+  // places the arrays that grow with the genome (packed sequence, BWT, suffix array).
+  uint64_t min_alloc = 64ull << 20;
 };
 
 struct IndexReport {

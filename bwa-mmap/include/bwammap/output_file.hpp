@@ -3,8 +3,8 @@
 // Each output is written under a temporary name beside its final name and renamed into place
 // by commit(). Until then the temporary files are registered for removal: by the destructor
 // (C++ errors), by an atexit handler (libbwa calls exit() on fatal errors) and by a handler for
-// SIGINT, SIGTERM and SIGHUP. A run killed with SIGKILL (e.g. by the OOM killer) leaves only
-// files whose names say they are temporary.
+// SIGINT, SIGTERM, SIGHUP and crashes (SIGSEGV, SIGBUS, SIGABRT). A run killed with SIGKILL
+// (e.g. by the OOM killer) leaves only files whose names say they are temporary.
 #pragma once
 
 #include <cstdio>

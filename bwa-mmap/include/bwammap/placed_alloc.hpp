@@ -30,7 +30,11 @@ struct PlacedHeapStats {
 // stay valid after disarming until libbwa frees them.
 class PlacedHeap {
  public:
-  PlacedHeap(dimmap::Placement placement, size_t min_bytes);
+  // When a Region cannot be created (storage full, directory missing), the heap call fails:
+  // with fatal_failures (the default, because libbwa does not check for NULL) the process
+  // prints the reason and exits with status 1 (atexit handlers run, removing temporary
+  // outputs); otherwise the call returns NULL with errno = ENOMEM, as malloc does.
+  PlacedHeap(dimmap::Placement placement, size_t min_bytes, bool fatal_failures = true);
   ~PlacedHeap();
   PlacedHeap(const PlacedHeap&) = delete;
   PlacedHeap& operator=(const PlacedHeap&) = delete;
