@@ -218,6 +218,8 @@ struct Region::DontneedHelper {
   }
 };
 
+Region::Region() = default;
+
 Region::Region(Region&& o) noexcept { *this = std::move(o); }
 
 Region& Region::operator=(Region&& o) noexcept {

@@ -81,7 +81,7 @@ enum class Access { read_only, read_write };
 
 class Region {
  public:
-  Region() = default;
+  Region();  // empty; defined out of line because DontneedHelper is incomplete here
   Region(Region&& other) noexcept;
   Region& operator=(Region&& other) noexcept;
   Region(const Region&) = delete;
