@@ -10,7 +10,8 @@
 #     pairs. Targets (issue 7): index <= 1.10x, mem >= 0.95x.
 #  2. Genome 2x the memory budget (synthetic; FASTA = 2x budget): index time under a memory
 #     cgroup of the budget for --placement=mmap and --placement=dimmap (buffer = half the
-#     budget), -a bwtsw with -b scaled to the budget; upstream bwa index under the same limit
+#     budget), -a bwtsw with -b scaled to the budget (quick: 24M budget, 48M bases; full:
+#     128M, 256M bases); upstream bwa index under the same limit
 #     for reference (killed when it does not fit). Each output is checked against bwa's.
 source "$(dirname "$0")/../tests/lib.sh"
 need bwa wgsim cmp
@@ -86,9 +87,9 @@ record fits ecoli-mem bwa-mem "$b" "$(ratio "$reads" "$b")"
 record fits ecoli-mem bwa-mmap-mem-mmap "$m" "$(ratio "$reads" "$m")"
 
 # ---- 2. genome 2x the memory budget ----
-budget_mb=$((quick ? 12 : 128))
+budget_mb=$((quick ? 24 : 128))
 bases=$((2 * budget_mb))M
-block=$((budget_mb / 8))M  # bwtsw's workspace is ~5x the block: stays well inside the budget
+block=$((budget_mb / 8))M  # bwtsw's workspace is ~5x the block: kept in RAM (--min-alloc = budget)
 limit=$((budget_mb << 20))
 echo "== index, genome $bases bases = 2x a ${budget_mb}M memory cgroup (-a bwtsw -b $block)"
 "$PY" "$TESTS/make_genome.py" --length "$bases" --contigs 2 --seed 41 --out big.fa
@@ -99,7 +100,7 @@ echo "bwa index under ${budget_mb}M: $s"
 for p in mmap dimmap; do
   extra=()
   [[ $p == dimmap ]] && extra=(--buffer "$((budget_mb / 2))M")
-  if t=$(seconds limited "$BWA_MMAP" index --placement="$p" "${extra[@]}" --min-alloc=2M -a bwtsw -b "$block" \
+  if t=$(seconds limited "$BWA_MMAP" index --placement="$p" "${extra[@]}" --min-alloc="${budget_mb}M" -a bwtsw -b "$block" \
     -p "big_$p" big.fa); then
     check=identical
     for s in amb ann bwt pac sa; do cmp -s "bigref.$s" "big_$p.$s" || check="DIFFERENT from bwa index"; done
