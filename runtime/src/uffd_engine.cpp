@@ -284,6 +284,9 @@ void UffdEngine::serve() {
       }
     }
     if (events) last_event = std::chrono::steady_clock::now();
+    // Start the reads just queued before the eviction work below: a faulting thread
+    // should not wait for a batch of unmaps and frees it does not need.
+    if (int rc = io_->submit(); rc < 0) log(LogLevel::error, "I/O submission failed: %s", std::strerror(-rc));
     evict();
     start_pending();
     pump_writes();
