@@ -2,8 +2,9 @@
 """Validates LRIOT's direct-I/O numbers against fio on the same file.
 
 Both issue 4 KiB O_DIRECT random reads from the same number of synchronous threads (so the
-same queue depth), alternately, three times each; the medians must agree within a loose factor
-(the machine is shared and noisy). Prints the ratio.
+same queue depth), alternately, several times each. Other load on a shared machine only ever
+lowers a rate, so the best run of each tool is its best estimate: the two bests must agree
+within a loose factor. Prints the ratio.
 
 usage: fio_validate.py LRIOT DATA_DIR [--threads=16] [--seconds=2] [--size=256M]
                        [--min-ratio=0.6] [--max-ratio=1.6]
@@ -12,7 +13,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,6 +40,7 @@ def main():
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--seconds", type=float, default=2)
     ap.add_argument("--size", default="256M")
+    ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--min-ratio", type=float, default=0.6)
     ap.add_argument("--max-ratio", type=float, default=1.6)
     args = ap.parse_args()
@@ -52,14 +53,14 @@ def main():
         subprocess.run([args.lriot, f"--file={path}", f"--create={args.size}", "--create-only", "--progress=0"],
                        check=True)
         fio, lriot = [], []
-        for _ in range(3):
+        for _ in range(args.rounds):
             fio.append(run_fio(path, args.threads, args.seconds))
             lriot.append(run_lriot(args.lriot, path, args.threads, args.seconds))
-    ratio = statistics.median(lriot) / statistics.median(fio)
+    ratio = max(lriot) / max(fio)
     print(f"O_DIRECT 4 KiB random reads, {args.threads} threads, {args.size} file, {args.seconds} s runs")
     print(f"  fio   IOPS: {', '.join(f'{x:.0f}' for x in fio)}")
     print(f"  LRIOT IOPS: {', '.join(f'{x:.0f}' for x in lriot)}")
-    print(f"  LRIOT / fio = {ratio:.3f} (accepted {args.min_ratio} .. {args.max_ratio}; indicative on a shared machine)")
+    print(f"  best LRIOT / best fio = {ratio:.3f} (accepted {args.min_ratio} .. {args.max_ratio}; indicative on a shared machine)")
     if not args.min_ratio <= ratio <= args.max_ratio:
         print("FAIL: LRIOT's direct-I/O rate disagrees with fio's")
         return 1
