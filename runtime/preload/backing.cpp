@@ -1,9 +1,7 @@
 // backing.cpp - creating and removing the mappings behind big allocations.
 #include "backing.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -25,26 +23,6 @@ int reserve(int fd, size_t len) {
   int rc = posix_fallocate(fd, 0, static_cast<off_t>(len));
   if (rc == EOPNOTSUPP || rc == EINVAL) rc = ftruncate(fd, static_cast<off_t>(len)) == 0 ? 0 : errno;
   return rc;
-}
-
-constexpr const char kNamePrefix[] = ".dimmap-run-";
-
-// A new file DIR/.dimmap-run-PID-XXXXXX; its base name goes to name.
-int make_named_file(const char* dir, char* name, size_t name_len) {
-  char path[4200];
-  if (std::snprintf(path, sizeof path, "%s/%s%d-XXXXXX", dir, kNamePrefix, static_cast<int>(getpid())) >=
-      static_cast<int>(sizeof path))
-    return -ENAMETOOLONG;
-  const int fd = mkostemp(path, O_CLOEXEC);
-  if (fd < 0) return -errno;
-  std::snprintf(name, name_len, "%s", std::strrchr(path, '/') + 1);
-  return fd;
-}
-
-void unlink_named(const char* dir, const char* name) {
-  char path[4200];
-  std::snprintf(path, sizeof path, "%s/%s", dir, name);
-  unlink(path);
 }
 
 }  // namespace
@@ -81,15 +59,13 @@ int map_block(BlockKind kind, const char* dir, dimmap_instance* inst, size_t siz
       return e;
     }
   } else {
-    char name[sizeof out->name] = "";
-    const int fd = kind == BlockKind::dimmap ? make_named_file(dir, name, sizeof name) : make_unnamed_file(dir);
+    const int fd = make_unnamed_file(dir);
     if (fd < 0) {
       std::snprintf(err, err_len, "cannot create a file in '%s': %s", dir, std::strerror(-fd));
       return -fd;
     }
     if (int rc = reserve(fd, len); rc != 0) {
       close(fd);
-      if (name[0]) unlink_named(dir, name);
       std::snprintf(err, err_len, "cannot reserve %zu bytes in '%s': %s", len, dir, std::strerror(rc));
       return rc;
     }
@@ -106,13 +82,8 @@ int map_block(BlockKind kind, const char* dir, dimmap_instance* inst, size_t siz
         std::snprintf(err, err_len, "cannot map %zu bytes of a file in '%s': %s", len, dir, std::strerror(e));
     }
     close(fd);  // the mapping keeps the file alive; it disappears with the mapping
-    if (base == MAP_FAILED) {
-      if (name[0]) unlink_named(dir, name);
-      return e ? e : ENOMEM;
-    }
-    std::memcpy(out->name, name, sizeof name);
+    if (base == MAP_FAILED) return e ? e : ENOMEM;
   }
-  if (kind == BlockKind::anonymous) out->name[0] = '\0';
   const uintptr_t b = reinterpret_cast<uintptr_t>(base);
   out->base = b;
   out->map_len = len;
@@ -122,15 +93,11 @@ int map_block(BlockKind kind, const char* dir, dimmap_instance* inst, size_t siz
   return 0;
 }
 
-void unlink_block_file(const Block& b, const char* dir) {
-  if (b.kind == BlockKind::dimmap && b.name[0]) unlink_named(dir, b.name);
-}
-
-int unmap_block(const Block& b, const char* dir, char* err, size_t err_len) {
+int unmap_block(const Block& b, char* err, size_t err_len) {
   void* base = reinterpret_cast<void*>(b.base);
   switch (b.kind) {
     case BlockKind::dimmap:
-      unlink_block_file(b, dir);  // unlinked: the engine skips writing back what nobody will read
+      dimmap_discard(base, b.map_len);  // dead data: nothing to write back
       if (dimmap_munmap(base, b.map_len) != 0) {
         const int e = errno;
         std::snprintf(err, err_len, "cannot unmap a dimmap block at %p: %s", base, dimmap_last_error());
@@ -150,31 +117,11 @@ int unmap_block(const Block& b, const char* dir, char* err, size_t err_len) {
   return 0;
 }
 
-}  // namespace dimmap::preload
-
-namespace dimmap::preload {
-
 void make_inherited_placeholder(Block& b) {
   if (b.kind != BlockKind::dimmap) return;
   b.kind = BlockKind::inherited_dimmap;
-  b.name[0] = '\0';  // the parent's file: not ours to unlink
   mmap(reinterpret_cast<void*>(b.base), b.map_len, PROT_NONE,
        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-}
-
-int sweep_orphaned_files(const char* dir) {
-  DIR* d = opendir(dir);
-  if (!d) return 0;
-  int removed = 0;
-  const size_t prefix = sizeof kNamePrefix - 1;
-  while (struct dirent* e = readdir(d)) {
-    if (std::strncmp(e->d_name, kNamePrefix, prefix) != 0) continue;
-    const long pid = std::strtol(e->d_name + prefix, nullptr, 10);
-    if (pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
-    if (unlinkat(dirfd(d), e->d_name, 0) == 0) removed++;
-  }
-  closedir(d);
-  return removed;
 }
 
 }  // namespace dimmap::preload

@@ -25,9 +25,6 @@ struct Block {
   size_t map_len = 0;  // length of the mapping
   size_t usable = 0;   // bytes from user to the end of the mapping
   BlockKind kind = BlockKind::anonymous;
-  // dimmap blocks: name of the backing file in the directory, which stays linked until the
-  // block is freed (see backing.hpp). "" for unnamed files.
-  char name[40] = "";
 };
 
 class BlockTable {

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
       "posix_memalign, aligned_alloc, memalign, valloc, C++ new) on a placement, through\n"
       "libdimmap-preload.so; smaller ones stay on the normal heap. Placements:\n"
       "  mmap    an unlinked file in DIR, mapped by Linux (page cache)\n"
-      "  dimmap  a file in DIR (gone when freed), cached by a DI-MMAP buffer of --buffer bytes\n"
+      "  dimmap  an unlinked file in DIR, cached by a DI-MMAP buffer of --buffer bytes\n"
       "  memory  anonymous memory, or an unlinked file in DIR if DIR (tmpfs) is given\n"
       "  hpmmap  an HPMMAP arena of --buffer bytes: 2 MiB pages, populated and locked when CMD\n"
       "          starts, so its accesses take no page faults\n"

@@ -280,10 +280,6 @@ int run_command(const LaunchPlan& plan) {
   }
   g_child = 0;
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (plan.placement == PlacementKind::dimmap) {
-    if (int n = sweep_orphaned_files(plan.dir.c_str()))
-      warn("removed " + std::to_string(n) + " backing files of processes that died in '" + plan.dir + "'");
-  }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
 

@@ -220,7 +220,7 @@ void* big_alloc(size_t size, size_t align, bool zero) {
     return nullptr;
   }
   if (!g.table.insert(b)) {
-    unmap_block(b, g.cfg.dir, err, sizeof err);
+    unmap_block(b, err, sizeof err);
     g.count.failures.fetch_add(1, std::memory_order_relaxed);
     report("allocation of %zu bytes failed: the block table cannot grow", size);
     errno = ENOMEM;
@@ -236,7 +236,7 @@ void release_block(const Block& b) {
   g.live_blocks.fetch_sub(1, std::memory_order_relaxed);
   count_free(b.usable);
   char err[600];
-  if (unmap_block(b, g.cfg.dir, err, sizeof err) != 0) report("free: %s", err);
+  if (unmap_block(b, err, sizeof err) != 0) report("free: %s", err);
 }
 
 inline dimmap_hpmmap_arena* arena_of(const void* p) {
@@ -308,13 +308,7 @@ __attribute__((constructor)) void preload_start() {
 }
 
 __attribute__((destructor)) void preload_exit() {
-  if (!g.active) return;
-  if (g.cfg.placement == PlacementKind::dimmap) {  // named backing files (backing.hpp): the data dies with us
-    g.table.lock_for_fork();
-    g.table.for_each_locked([](Block& b) { unlink_block_file(b, g.cfg.dir); });
-    g.table.unlock_after_fork();
-  }
-  if (!g.cfg.stats) return;
+  if (!g.active || !g.cfg.stats) return;
   if (g.count.allocs.load() == 0 && !is_leader()) return;
   Guard guard;
   struct rusage ru;

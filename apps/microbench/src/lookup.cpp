@@ -1,7 +1,9 @@
-// lookup.cpp - the kernel: N threads, each with its own query stream, look keys up in the
-// mapped structure; the clock runs from a common start to the last thread's finish.
+// lookup.cpp - the kernel: N threads look keys up in the mapped structure, taking queries in
+// chunks from one counter-based stream; the clock runs from a common start to the last
+// thread's finish.
 #include "microbench/lookup.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -13,45 +15,58 @@
 namespace microbench {
 namespace {
 
+constexpr uint64_t kChunk = 256;  // queries a thread takes from the shared counter at a time
+
 struct ThreadTally {
-  uint64_t found = 0, wrong = 0, checksum = 0;
-  char pad[64 - 3 * sizeof(uint64_t)];  // one cache line each: no false sharing
+  uint64_t answered = 0, found = 0, wrong = 0, checksum = 0;
+  char pad[64 - 4 * sizeof(uint64_t)];  // one cache line each: no false sharing
 };
 
 template <class Finder>
 LookupResult run_with(const Finder& find, uint64_t entries, uint64_t data_seed, const LookupOptions& opt) {
+  using Clock = std::chrono::steady_clock;
   const unsigned nthreads = opt.threads ? opt.threads : 1;
   std::vector<ThreadTally> tally(nthreads);
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
+  std::atomic<uint64_t> next{0};
+  Clock::time_point deadline = Clock::time_point::max();
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < nthreads; ++t) {
     threads.emplace_back([&, t] {
-      // Thread t answers queries [lo, hi): contiguous shares of one counter-based stream.
-      const uint64_t lo = opt.queries * t / nthreads, hi = opt.queries * (t + 1) / nthreads;
       ThreadTally local{};
       ready++;
       while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-      for (uint64_t q = lo; q < hi; ++q) {
-        const uint64_t j = query_index(opt.seed, q, entries);
-        const uint64_t key = key_of(j, data_seed);
-        uint64_t value = 0;
-        const bool hit = find(key, &value);
-        local.found += hit;
-        local.checksum += hit ? value : 0;
-        local.wrong += hit != (j < entries) || (hit && value != value_of(key));
+      // Each query index is answered once, by whichever thread takes its chunk: the answers
+      // as a whole do not depend on the number of threads.
+      for (;;) {
+        const uint64_t lo = next.fetch_add(kChunk, std::memory_order_relaxed);
+        if (lo >= opt.queries || Clock::now() > deadline) break;
+        const uint64_t hi = std::min(opt.queries, lo + kChunk);
+        for (uint64_t q = lo; q < hi; ++q) {
+          const uint64_t j = query_index(opt.seed, q, entries);
+          const uint64_t key = key_of(j, data_seed);
+          uint64_t value = 0;
+          const bool hit = find(key, &value);
+          local.found += hit;
+          local.checksum += hit ? value : 0;
+          local.wrong += hit != (j < entries) || (hit && value != value_of(key));
+        }
+        local.answered += hi - lo;
       }
       tally[t] = local;
     });
   }
   while (ready.load() < nthreads) std::this_thread::yield();
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = Clock::now();
+  if (opt.max_seconds > 0)
+    deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.max_seconds));
   go.store(true, std::memory_order_release);
   for (auto& th : threads) th.join();
   LookupResult r;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.queries = opt.queries;
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   for (const ThreadTally& t : tally) {
+    r.queries += t.answered;
     r.found += t.found;
     r.wrong += t.wrong;
     r.checksum += t.checksum;

@@ -106,6 +106,19 @@ TEST(StructureFile, TheSameSeedGivesTheSameAnswersOnEveryPlacement) {
   }
 }
 
+TEST(StructureFile, ATimeLimitStopsTheRunEarlyWithCorrectAnswers) {
+  TempDir dir;
+  const std::string path = build(dir, Structure::ordered_map, 2 << 20);
+  const auto f = microbench::StructureFile::open(dimmap::Placement::mmap(dir.path()), path);
+  const uint64_t asked = 1ull << 40;  // far more than 0.2 s allow
+  const microbench::LookupResult r = microbench::run_lookups(f, {asked, 4, 3, 0.2});
+  EXPECT_GT(r.queries, 0u);
+  EXPECT_LT(r.queries, asked);
+  EXPECT_EQ(r.queries % 256, 0u) << "whole chunks only";
+  EXPECT_EQ(r.wrong, 0u);
+  EXPECT_LT(r.seconds, 10.0);
+}
+
 TEST(StructureFile, AChangedValueIsCaughtByTheKernelAndTheVerifier) {
   TempDir dir;
   const std::string path = build(dir, Structure::sorted_vector, 1 << 20);

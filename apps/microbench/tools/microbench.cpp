@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   // query
   std::string file, preset = "full-external", threads = "1,2,4,8", expect_structure;
   uint64_t queries = 1 << 20, query_seed = 7, verify = 0;
+  double duration = 0;
   dimmap::PlacementFlags query_flags;
   CLI::App* query = app.add_subcommand("query", "Look keys up with N threads; prints one TSV row per thread count");
   query->add_option("--file", file, "Structure file from 'microbench build'")->required();
@@ -79,9 +80,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   query->add_option("--threads", threads, "Comma-separated thread counts")->capture_default_str();
   query->add_option("--queries", queries, "Lookups per thread count (in total)")->capture_default_str();
-  query->add_option("--seed", query_seed, "Seed of the query streams")->capture_default_str();
+  query->add_option("--seed", query_seed, "Seed of the query stream")->capture_default_str();
+  query->add_option("--duration", duration, "Stop each thread count after this many seconds (0 = all queries)")
+      ->check(CLI::NonNegativeNumber);
   query->add_option("--structure", expect_structure, "Fail unless the file holds this structure");
   query->add_option("--verify", verify, "Also compare N answers with a std:: container built in memory");
+  bool advise_random = false;
+  query->add_flag("--advise-random", advise_random, "mmap backend: MADV_RANDOM on the file (no readahead)");
   query_flags.add_to(*query);
 
   // random-access
@@ -115,7 +120,8 @@ int main(int argc, char** argv) {
     }
     if (*query) {
       const std::vector<unsigned> counts = parse_thread_list(threads);
-      const dimmap::Placement placement = query_placement(preset, query_flags);
+      dimmap::Placement placement = query_placement(preset, query_flags);
+      placement.advise_random = advise_random;
       std::fprintf(stderr, "microbench: opening '%s' on %s\n", file.c_str(), placement.describe().c_str());
       const microbench::StructureFile f = microbench::StructureFile::open(placement, file);
       if (!expect_structure.empty() && microbench::parse_structure(expect_structure) != f.structure())
@@ -124,7 +130,7 @@ int main(int argc, char** argv) {
       std::printf("structure\tplacement\tentries\tthreads\tqueries\tseconds\tlookups_per_s\tfound\tchecksum\n");
       int status = 0;
       for (unsigned n : counts) {
-        const microbench::LookupResult r = microbench::run_lookups(f, {queries, n, query_seed});
+        const microbench::LookupResult r = microbench::run_lookups(f, {queries, n, query_seed, duration});
         std::printf("%s\t%s\t%llu\t%u\t%llu\t%.4f\t%.0f\t%llu\t%016llx\n", microbench::to_string(f.structure()),
                     placement.describe().c_str(), static_cast<unsigned long long>(f.entries()), n,
                     static_cast<unsigned long long>(r.queries), r.seconds, r.lookups_per_second(),

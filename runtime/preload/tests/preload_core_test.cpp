@@ -164,7 +164,7 @@ TEST(Backing, FileBlocksAreAlignedZeroFilledAndLeaveNoFileBehind) {
     const char* p = reinterpret_cast<const char*>(b.user);
     for (size_t i = 0; i < (3u << 20); i += 4096) ASSERT_EQ(p[i], 0);
     std::memset(reinterpret_cast<void*>(b.user), 0xab, 3 << 20);
-    EXPECT_EQ(dimmap::preload::unmap_block(b, tmpl, err, sizeof err), 0) << err;
+    EXPECT_EQ(dimmap::preload::unmap_block(b, err, sizeof err), 0) << err;
   }
   EXPECT_EQ(rmdir(tmpl), 0) << "the directory must be empty: backing files are unnamed";
 }

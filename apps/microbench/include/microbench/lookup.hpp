@@ -10,16 +10,18 @@
 namespace microbench {
 
 struct LookupOptions {
-  uint64_t queries = 1 << 20;  // in total, split evenly over the threads
+  uint64_t queries = 1 << 20;  // in total; threads take them in chunks from a shared counter
   unsigned threads = 1;
-  uint64_t seed = 1;           // of the query streams (see keys.hpp)
+  uint64_t seed = 1;           // of the query stream (see keys.hpp)
+  double max_seconds = 0;      // > 0: stop handing out queries after this long
 };
 
 struct LookupResult {
-  uint64_t queries = 0;
+  uint64_t queries = 0;   // answered (fewer than asked if max_seconds ran out)
   uint64_t found = 0;
   uint64_t wrong = 0;     // answers that contradict the data set (must be 0)
-  uint64_t checksum = 0;  // sum of the values found: the same for any placement and thread count
+  uint64_t checksum = 0;  // sum of the values found: for all queries, the same for any placement
+                          // and thread count
   double seconds = 0;
   double lookups_per_second() const { return seconds > 0 ? queries / seconds : 0; }
 };
