@@ -138,6 +138,10 @@ void set_requested(const void* p, size_t bytes) {
 
 void release(Block&& b) {
   t_inside = true;
+  // A freed array is dead: on DI-MMAP drop its pages instead of writing them back to a
+  // file that is about to disappear (best effort; unmapping is correct either way).
+  if (b.region && b.region->backend() == dimmap::Backend::dimmap)
+    dimmap_discard(b.region->data(), b.region->size());
   b.region.reset();  // unmaps; the unlinked file disappears with it
   t_inside = false;
 }
