@@ -1,0 +1,248 @@
+"""BFS experiments (graph/): the level-asynchronous BFS with its five files placed in memory,
+on Linux mmap or on DI-MMAP, every search validated (Graph500 rules, untimed).
+  bfs-semi    DI-MMAP 2015 Fig. 10: semi-external (graph on storage, algorithmic data in memory)
+  bfs-full    DI-MMAP 2015 Fig. 12: fully external, TEPS vs threads
+  bfs-sweep   DI-MMAP 2015 Figs. 11/13: fully external as the budget shrinks, hot FIFO 75/50/0 %
+  bfs-perma   PerMA 2012 Fig. 9: fully external on modelled NVRAM generations
+Equal budgets are measured, as graph/bench/bfs-bench does: a calibration run of the dimmap
+configuration gives its peak memory, and every configuration gets that (+5%)."""
+import os
+import re
+
+from ..datasets import TmpfsCopy
+from ..experiment import Experiment, Point, Unavailable
+from ..results import Ratio
+from ..runner import OK, InvalidOutput
+from ..units import format_size
+from .lriot import PERMA_GENERATIONS
+
+RESULT = re.compile(r"^result: (.*)$", re.M)
+
+
+def parse_bfs(stdout, stderr, seconds):
+    """The 'result:' line's harmonic-mean TEPS; a search that fails validation is no result."""
+    if "validation: passed" not in stdout:
+        raise InvalidOutput("validation did not pass" if "validation: FAILED" in stdout else "no validation line")
+    m = RESULT.search(stdout)
+    if not m:
+        raise InvalidOutput("no result line")
+    kv = dict(f.split("=", 1) for f in m.group(1).split())
+    return float(kv["harmonic_teps"]), {"mean_time_s": float(kv["mean_time"]), "visited": int(kv["visited_first"])}
+
+
+class BfsBase(Experiment):
+    metric = "TEPS"
+    unit = "traversed edges/s"
+    requires = ("dimmap-budget", "bfs", "rmat-gen", "graph-ingest")
+
+    def graph_params(self, ctx, graph_dir=None):
+        scale = ctx.scale(22, 16, 12)
+        graph = graph_dir or ctx.data.graph(scale)
+        info = ctx.data.graph_info(graph)
+        vertices = int(info["vertices"])
+        graph_bytes = sum(os.path.getsize(os.path.join(graph, f)) for f in ("vertex.dat", "edge.dat"))
+        threads = max(self.thread_list(ctx))
+        # Algorithmic data: progress 8 B + cache 1 B per vertex + the visitor queue (~4 B per vertex).
+        algo_bytes = vertices * 13 + 8 * 4096 * threads + 64 * 4096
+        return {"graph": graph, "scale": scale, "vertices": vertices, "undirected_edges": int(info["undirected_edges"]),
+                "graph_bytes": graph_bytes, "algo_bytes": algo_bytes, "roots": ctx.pick(8, 2, 1),
+                "threads": self.thread_list(ctx),
+                "data_label": f"R-MAT scale {scale}: graph {format_size(graph_bytes)} + "
+                              f"algorithmic {format_size(algo_bytes)}"}
+
+    def thread_list(self, ctx):
+        return ctx.threads([16, 64], [16], [4])
+
+    def bfs_cmd(self, ctx, p, threads, storage, flags, validate=True):
+        return [ctx.tools.path("bfs"), f"--graph={p['graph']}", f"--roots={p['roots']}", "--seed=1",
+                f"--threads={threads}", f"--storage={storage}"] + flags + (["--validate"] if validate else [])
+
+    def calibrate(self, ctx, p, flags, buffer, storage, env=None):
+        """Peak memory of one validated search of the dimmap configuration, plus a margin of 5%
+        (at least 1 MiB) for run-to-run variation: a bigger margin would be cache for mmap."""
+        generous = 4 * (buffer + p["algo_bytes"]) + (256 << 20)
+        cmd = self.bfs_cmd(ctx, dict(p, roots=1), max(p["threads"]), storage, flags + [f"--buffer={buffer}"])
+        run = ctx.runner.run(cmd, generous, parse_bfs, env=env, evict=self.graph_files(p))
+        if run.status != OK or not run.peak_bytes:
+            raise Unavailable(f"calibration run failed ({run.status}: {run.error})")
+        ctx.log(f"[{self.name}] calibration: dimmap with a {format_size(buffer)} buffer peaks at "
+                f"{format_size(run.peak_bytes)}")
+        return run.peak_bytes + max(run.peak_bytes // 20, 1 << 20)
+
+    @staticmethod
+    def graph_files(p):
+        return [os.path.join(p["graph"], f) for f in ("vertex.dat", "edge.dat")]
+
+    def point(self, p, config, x, cmd, budget, env=None, panel="", **params):
+        return Point(config, x, cmd, budget, parse_bfs, env=env or {}, evict=self.graph_files(p), panel=panel,
+                     params=params)
+
+
+class BfsSemi(BfsBase):
+    name = "bfs-semi"
+    figure = "DI-MMAP 2015 Fig. 10"
+    title = "Semi-external BFS: graph on storage, algorithmic data in memory"
+    about = ("TEPS of the BFS with vertex and edge files on storage (4x the DI-MMAP buffer) and the three "
+             "algorithmic files in anonymous memory: Linux mmap, mmap with a MADV_DONTNEED helper thread "
+             "(every second), DI-MMAP, all in the same cgroup (the dimmap run's measured peak), and all "
+             "five files in memory without a budget for reference.")
+    x_log = False
+    kind = "bar"
+
+    def setup(self, ctx):
+        p = self.graph_params(ctx)
+        p["buffer_bytes"] = max(p["graph_bytes"] // 4, 1 << 20)
+        self.storage = ctx.scratch("bfs-storage")
+        flags = ["--placement=semi-external", "--memory-dir=anonymous", "--backend=dimmap"]
+        p["budget_bytes"] = ctx.budget(self.calibrate(ctx, p, flags, p["buffer_bytes"], self.storage))
+        return p
+
+    def points(self, ctx, p):
+        semi = ["--placement=semi-external", "--memory-dir=anonymous"]
+        b, buf = p["budget_bytes"], p["buffer_bytes"]
+        unconstrained = p["graph_bytes"] + p["algo_bytes"] + b
+        configs = [("mmap", semi + ["--backend=mmap"], b, None),
+                   ("mmap + DONTNEED helper", semi + ["--backend=mmap", "--dontneed-interval=1"], b, None),
+                   ("dimmap", semi + ["--backend=dimmap", f"--buffer={buf}"], b, buf),
+                   ("in memory (unconstrained)", ["--placement=in-memory", "--memory-dir=anonymous"], unconstrained,
+                    None)]
+        for t in p["threads"]:
+            for label, flags, budget, buffer in configs:
+                yield self.point(p, label, t, self.bfs_cmd(ctx, p, t, self.storage, flags), budget, threads=t,
+                                 buffer_bytes=buffer)
+
+    def ratios(self, p):
+        return [Ratio("dimmap", "in memory (unconstrained)", "dimmap / in memory"),
+                Ratio("dimmap", "mmap", "dimmap / mmap"),
+                Ratio("mmap + DONTNEED helper", "mmap", "mmap + helper / mmap")]
+
+
+class BfsFull(BfsBase):
+    name = "bfs-full"
+    figure = "DI-MMAP 2015 Fig. 12"
+    title = "Fully external BFS: all five files on storage"
+    about = ("TEPS vs threads with all five files on storage (4x the DI-MMAP buffer): Linux mmap vs "
+             "DI-MMAP (hot FIFO 75%) in the same cgroup (the dimmap run's measured peak).")
+
+    def thread_list(self, ctx):
+        return ctx.threads([2, 8, 32, 128], [4, 16], [4])
+
+    def setup(self, ctx):
+        p = self.graph_params(ctx)
+        p["buffer_bytes"] = max((p["graph_bytes"] + p["algo_bytes"]) // 4, 1 << 20)
+        self.storage = ctx.scratch("bfs-storage")
+        flags = ["--placement=full-external", "--backend=dimmap"]
+        p["budget_bytes"] = ctx.budget(self.calibrate(ctx, p, flags, p["buffer_bytes"], self.storage))
+        return p
+
+    def points(self, ctx, p):
+        full = ["--placement=full-external"]
+        for t in p["threads"]:
+            yield self.point(p, "mmap", t, self.bfs_cmd(ctx, p, t, self.storage, full + ["--backend=mmap"]),
+                             p["budget_bytes"], threads=t)
+            yield self.point(p, "dimmap", t, self.bfs_cmd(ctx, p, t, self.storage, full + [
+                "--backend=dimmap", f"--buffer={p['buffer_bytes']}"]), p["budget_bytes"], threads=t,
+                buffer_bytes=p["buffer_bytes"])
+
+    def ratios(self, p):
+        return [Ratio("dimmap", "mmap", "dimmap / mmap")]
+
+
+class BfsSweep(BfsBase):
+    name = "bfs-sweep"
+    figure = "DI-MMAP 2015 Figs. 11, 13"
+    title = "Fully external BFS as the memory budget shrinks; hot-FIFO share 75/50/0 %"
+    about = ("TEPS vs memory budget with all five files on storage: DI-MMAP with 75, 50 and 0% of its buffer "
+             "for the hot-page FIFO, and Linux mmap in the same cgroups. The buffer goes from a quarter of "
+             "the data down; each cgroup is the buffer plus the process's own memory measured in a "
+             "calibration run.")
+    x_label = "memory budget"
+    x_unit = "MiB"
+    x_log = True
+    HOT = (0.75, 0.5, 0.0)
+
+    def setup(self, ctx):
+        p = self.graph_params(ctx)
+        data = p["graph_bytes"] + p["algo_bytes"]
+        divisors = ctx.pick([2, 4, 8, 16], [4, 8], [4])
+        p["buffers"] = [max(data // d, 1 << 20) for d in divisors]
+        self.storage = ctx.scratch("bfs-storage")
+        flags = ["--placement=full-external", "--backend=dimmap"]
+        overhead = self.calibrate(ctx, p, flags, p["buffers"][0], self.storage) - p["buffers"][0]
+        p["overhead_bytes"] = overhead
+        p["budget_label"] = f"budget = buffer + {format_size(overhead)} measured for the process"
+        return p
+
+    def points(self, ctx, p):
+        t = max(p["threads"])
+        full = ["--placement=full-external"]
+        for buf in p["buffers"]:
+            budget = buf + p["overhead_bytes"]
+            x = budget >> 20
+            for hot in self.HOT:
+                cmd = self.bfs_cmd(ctx, p, t, self.storage, full + ["--backend=dimmap", f"--buffer={buf}",
+                                                                    f"--hot-fraction={hot}"])
+                yield self.point(p, f"dimmap, hot FIFO {hot:.0%}", x, cmd, budget, threads=t, buffer_bytes=buf,
+                                 hot_fraction=hot)
+            yield self.point(p, "mmap", x, self.bfs_cmd(ctx, p, t, self.storage, full + ["--backend=mmap"]), budget,
+                             threads=t)
+
+    def ratios(self, p):
+        return [Ratio("dimmap, hot FIFO 75%", "dimmap, hot FIFO 0%", "hot 75% / no hot FIFO"),
+                Ratio("dimmap, hot FIFO 75%", "mmap", "dimmap (hot 75%) / mmap")]
+
+
+class BfsPerma(BfsBase):
+    name = "bfs-perma"
+    figure = "PerMA 2012 Fig. 9"
+    title = "Fully external BFS on modelled NVRAM generations (PerMA)"
+    about = ("TEPS of the fully external BFS with the graph and algorithmic files on tmpfs behind a DI-MMAP "
+             "buffer (a quarter of the data, hot FIFO 75%) whose page transfers follow the PerMA model of "
+             "each NVRAM generation (lcurr ... lnxt3, sim-opt), the same without a model, and all in memory; "
+             "8x as many threads as cores (full runs also 1x).")
+    x_log = False
+    kind = "bar"
+
+    def thread_list(self, ctx):
+        cores = os.cpu_count() or 1
+        return ctx.threads([cores, 8 * cores], [8 * cores], [4])
+
+    def setup(self, ctx):
+        self.tmpfs = TmpfsCopy("bfs-perma")
+        graph = self.tmpfs.copy(ctx.data.graph(ctx.scale(22, 16, 12)))
+        p = self.graph_params(ctx, graph_dir=graph)
+        p["storage"] = "tmpfs (/dev/shm)"
+        p["buffer_bytes"] = max((p["graph_bytes"] + p["algo_bytes"]) // 4, 1 << 20)
+        self.storage = os.path.join(self.tmpfs.dir, "storage")
+        os.makedirs(self.storage)
+        flags = ["--placement=full-external", "--backend=dimmap", "--hot-fraction=0.75"]
+        p["budget_bytes"] = ctx.budget(self.calibrate(ctx, p, flags, p["buffer_bytes"], self.storage))
+        return p
+
+    def points(self, ctx, p):
+        full = ["--placement=full-external", "--backend=dimmap", f"--buffer={p['buffer_bytes']}",
+                "--hot-fraction=0.75"]
+        for t in p["threads"]:
+            for gen in ["none (tmpfs speed)"] + PERMA_GENERATIONS:
+                env = {} if gen.startswith("none") else {"DIMMAP_PERMA": gen}
+                point = self.point(p, gen, t, self.bfs_cmd(ctx, p, t, self.storage, full), p["budget_bytes"], env=env,
+                                   threads=t, buffer_bytes=p["buffer_bytes"])
+                point.evict = []  # the tmpfs files are the device
+                yield point
+            point = self.point(p, "in memory (unconstrained)", t,
+                               self.bfs_cmd(ctx, p, t, self.storage, ["--placement=in-memory", "--memory-dir=anonymous"]),
+                               p["graph_bytes"] + p["algo_bytes"] + p["budget_bytes"], threads=t)
+            point.evict = []
+            yield point
+
+    def ratios(self, p):
+        return [Ratio(g, "lcurr", f"{g} / lcurr") for g in ("lnxt1", "lnxt2", "lnxt3", "sim-opt")] + \
+               [Ratio("lcurr", "in memory (unconstrained)", "lcurr / in memory")]
+
+    def teardown(self, ctx):
+        if getattr(self, "tmpfs", None):
+            self.tmpfs.cleanup()
+            self.tmpfs = None
+
+
+EXPERIMENTS = [BfsSemi, BfsFull, BfsSweep, BfsPerma]

@@ -1,0 +1,162 @@
+"""Micro-benchmarks and the HPMMAP experiment (apps/microbench).
+  microbench   DI-MMAP 2015 Fig. 6: lookups/s vs threads on a sorted vector, an ordered map and
+               an unordered map in files 4x the budget
+  hpmmap       HPMMAP 2015 Fig. 8: run time and its variance of a memory-heavy kernel with
+               three memory managers, alone and beside a competing load"""
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import time
+
+from ..experiment import Experiment, Point, Unavailable, mark_disagreements
+from ..results import Ratio
+from ..runner import InvalidOutput
+from ..tools import ToolMissing
+from ..units import format_size, parse_size
+
+STRUCTURES = ["sorted-vector", "ordered-map", "unordered-map"]
+
+
+def parse_query(stdout, stderr, seconds):
+    """microbench query's TSV: lookups_per_s; the answers' checksum is kept to compare placements."""
+    lines = [l.split("\t") for l in stdout.strip().splitlines()]
+    row = dict(zip(lines[0], lines[-1]))
+    return float(row["lookups_per_s"]), {"checksum": row["checksum"], "found": int(row["found"]),
+                                         "entries": int(row["entries"])}
+
+
+class Microbench(Experiment):
+    name = "microbench"
+    figure = "DI-MMAP 2015 Fig. 6"
+    title = "Micro-benchmarks: lookups in mapped data structures"
+    about = ("Lookups/s vs threads for binary search on a sorted vector, an ordered map (red-black tree) "
+             "and an unordered map, each in a file 4x the budget: in memory (a tmpfs copy; the cgroup holds it and the budget), Linux "
+             "mmap with twice the budget and with the budget, DI-MMAP with a buffer of the budget. Every "
+             "answer is checked by the kernel and the answers' checksums must agree across placements.")
+    metric = "lookups/s"
+    unit = "lookups/s"
+    requires = ("dimmap-budget", "microbench")
+
+    def setup(self, ctx):
+        size = parse_size(ctx.pick("2G", "64M", "16M"))
+        slack = parse_size(ctx.pick("16M", "8M", "8M"))  # the query process beside its buffer
+        budget = ctx.budget(size // 4 + slack)
+        p = {"data_bytes": size, "data_label": f"data {format_size(size)} per structure", "budget_bytes": budget,
+             "buffer_bytes": budget - slack, "slack_bytes": slack,
+             "threads": ctx.threads([1, 4, 16, 64], [4, 16], [4]), "queries": ctx.pick(20000, 1000, 200)}
+        p["files"] = {s: ctx.data.microbench_file(s, size) for s in STRUCTURES}
+        return p
+
+    def points(self, ctx, p):
+        mb = ctx.tools.path("microbench")
+        b, buf, slack = p["budget_bytes"], p["buffer_bytes"], p["slack_bytes"]
+        storage = ctx.scratch("microbench")
+        for s in STRUCTURES:
+            path = p["files"][s]
+            for t in p["threads"]:
+                # Same seed per thread count: every placement answers the same queries.
+                base = [mb, "query", f"--file={path}", f"--structure={s}", f"--threads={t}",
+                        f"--queries={p['queries']}", f"--seed={1000 + t}", f"--storage={storage}"]
+                configs = [("in memory (unconstrained)", ["--placement=in-memory"], p["data_bytes"] + b, None),
+                           ("mmap @ 2x budget", ["--backend=mmap"], 2 * buf + slack, None),
+                           ("mmap @ budget", ["--backend=mmap"], b, None),
+                           ("dimmap @ budget", ["--backend=dimmap", f"--buffer={buf}"], b, buf)]
+                for label, flags, budget, buffer in configs:
+                    yield Point(label, t, base + flags, budget, parse_query, evict=[path], panel=s,
+                                params={"threads": t, "buffer_bytes": buffer, "structure": s})
+
+    def ratios(self, p):
+        return [Ratio("dimmap @ budget", "mmap @ budget", "dimmap / mmap @ budget", panel=s) for s in STRUCTURES]
+
+    def check(self, result):
+        """Placements must give the same answers to the same queries (seed per thread count)."""
+        mark_disagreements(result, lambda r: (r["panel"], r["x"]), lambda r: r["extra"]["checksum"],
+                           "lookup answers (checksum)")
+
+
+def parse_random_access(stdout, stderr, seconds):
+    """microbench random-access: the whole process's time; the kernel verifies its updates."""
+    kv = dict(f.split("=", 1) for f in stdout.split() if "=" in f)
+    if kv.get("verified") != "1":
+        raise InvalidOutput("the kernel's updates did not verify")
+    extra = {k: float(kv[k]) for k in ("init_s", "update_s", "total_s", "minflt_init", "huge_kib") if k in kv}
+    return seconds, extra
+
+
+class Hpmmap(Experiment):
+    name = "hpmmap"
+    figure = "HPMMAP 2015 Fig. 8"
+    title = "HPMMAP: run time and variance of a memory-heavy kernel, alone and beside a competing load"
+    about = ("Wall time of 'microbench random-access' (random XOR updates on a malloc'd table) with "
+             "glibc malloc (default), malloc with transparent huge pages (GLIBC_TUNABLES "
+             "glibc.malloc.hugetlb=1) and the HPMMAP arena (dimmap-run --placement=hpmmap: 2 MiB pages "
+             "reserved, populated and locked at start), alone and while stress-ng --vm competes for "
+             "memory; mean and standard deviation over the runs (the paper's point is the variance).")
+    metric = "run time"
+    unit = "s"
+    x_label = "condition"
+    x_log = False
+    kind = "bar"
+    higher_is_better = False
+    statistic = "mean"
+    requires = ("dimmap-budget", "microbench", "stress-ng")
+
+    def repeats(self, ctx):
+        return max(ctx.repeat, ctx.pick(10, 3, 2))
+
+    def setup(self, ctx):
+        size = parse_size(ctx.pick("2G", "256M", "32M"))
+        self.load = ctx.pick("--vm 2 --vm-bytes 1G", "--vm 1 --vm-bytes 512M", "--vm 1 --vm-bytes 64M").split()
+        return {"data_bytes": size, "data_label": f"table {format_size(size)}",
+                "budget_bytes": ctx.budget(2 * size + parse_size("64M")),
+                "updates": ctx.pick(1 << 26, 1 << 23, 1 << 20), "threads": ctx.threads([2], [2], [2]),
+                "load": "stress-ng " + " ".join(self.load)}
+
+    def points(self, ctx, p):
+        size = p["data_bytes"]
+        threads = p["threads"][0]
+        kernel = [ctx.tools.path("microbench"), "random-access", f"--size={size}", f"--updates={p['updates']}",
+                  f"--threads={threads}"]
+        try:
+            run = ctx.tools.path("dimmap-run")
+            hpmmap = [run, "--placement=hpmmap", f"--buffer={size + (16 << 20)}", f"--min-alloc={size // 2}", "--"]
+            missing = ""
+        except ToolMissing as e:  # the other two managers still run
+            hpmmap, missing = [], str(e)
+        configs = [("default (malloc)", kernel, {}, ""),
+                   ("THP (malloc + huge pages)", kernel, {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}, ""),
+                   ("HPMMAP arena", hpmmap + kernel, {}, missing)]
+        for condition in ("alone", "loaded"):
+            for label, cmd, env, skip in configs:
+                yield Point(label, condition, cmd, p["budget_bytes"], parse_random_access, env=env, skip=skip,
+                            skip_status="missing", condition=condition if condition == "loaded" else "",
+                            params={"threads": threads})
+
+    def ratios(self, p):
+        return [Ratio("HPMMAP arena", "default (malloc)", "HPMMAP / default time"),
+                Ratio("THP (malloc + huge pages)", "default (malloc)", "THP / default time")]
+
+    @contextlib.contextmanager
+    def condition(self, name, ctx):
+        """The competing load: stress-ng outside the budget cgroups, for as long as the points run."""
+        proc = subprocess.Popen([ctx.tools.path("stress-ng")] + self.load + ["--quiet"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            time.sleep(2)  # let the load take hold
+            if proc.poll() is not None:
+                raise Unavailable(f"the competing load (stress-ng {shlex.join(self.load)}) exited with "
+                                  f"{proc.returncode}")
+            yield
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+EXPERIMENTS = [Microbench, Hpmmap]

@@ -1,0 +1,115 @@
+"""One PNG per experiment (matplotlib): lines over a numeric x (threads, budget) or grouped
+bars over categories, one subplot per panel. Axes carry units, the title the data size and
+the budget; points without a result are marked, never silently dropped."""
+import os
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from .table import headline  # noqa: E402
+
+
+def _error_bars(points, statistic):
+    """Lower and upper error lengths: min..max over repeats, or ± stdev for means (None when no
+    point has two runs: nothing to show)."""
+    if not any(s["ok"] > 1 for s in points):
+        return None
+    lo, hi = [], []
+    for s in points:
+        if s["value"] is None or s["ok"] < 2:
+            lo.append(0.0)
+            hi.append(0.0)
+        elif statistic == "mean":
+            lo.append(s["stdev"])
+            hi.append(s["stdev"])
+        else:
+            lo.append(s["value"] - s["min"])
+            hi.append(s["max"] - s["value"])
+    return [lo, hi]
+
+
+def _draw_lines(ax, result, panel, summary):
+    for config in result.configs(panel):
+        pts = [s for s in summary if s["config"] == config and s["value"] is not None]
+        bad = [s for s in summary if s["config"] == config and s["value"] is None]
+        if not pts:
+            ax.plot([], [], linestyle="none", marker="x", label=f"{config} (no result: {bad[0]['status']})")
+            continue
+        label = config + (f" ({len(bad)} point(s) without result)" if bad else "")
+        ax.errorbar([s["x"] for s in pts], [s["value"] for s in pts], yerr=_error_bars(pts, result.statistic),
+                    marker="o", capsize=3, label=label)
+    if result.x_log:
+        ax.set_xscale("log", base=2)
+        xs = sorted({s["x"] for s in summary})
+        ax.set_xticks(xs)
+        ax.set_xticklabels([str(x) for x in xs])
+
+
+def _draw_bars(ax, result, panel, summary):
+    xs = result.xs(panel)
+    configs = result.configs(panel)
+    width = 0.8 / max(len(configs), 1)
+    for i, config in enumerate(configs):
+        pos, vals, pts = [], [], []
+        for j, x in enumerate(xs):
+            s = next((s for s in summary if s["config"] == config and repr(s["x"]) == repr(x)), None)
+            p = j - 0.4 + width * (i + 0.5)
+            if s and s["value"] is not None:
+                pos.append(p)
+                vals.append(s["value"])
+                pts.append(s)
+            elif s:
+                ax.annotate(s["status"], (p, 0), rotation=90, ha="center", va="bottom", fontsize=7, color="red")
+        bars = ax.bar(pos, vals, width, label=config, yerr=_error_bars(pts, result.statistic) if pts else None,
+                      capsize=2)
+        if not pts:
+            bars.set_label(f"{config} (no result)")
+    ax.set_xticks(range(len(xs)))
+    ax.set_xticklabels([str(x) for x in xs])
+
+
+def _config_rank(result, panel, label):
+    """Legend entries in the order of the configurations (labels may carry a suffix)."""
+    configs = result.configs(panel)
+    return next((i for i, c in enumerate(configs) if label == c or label.startswith(c + " (")), len(configs))
+
+
+def plot_experiment(result, out_dir):
+    """Writes OUT/<name>.png; returns its path (None if nothing ran)."""
+    if result.unavailable or not result.runs:
+        return None
+    panels = result.panels()
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.8), squeeze=False)
+    summary = result.summary()
+    for ax, panel in zip(axes[0], panels):
+        rows = [s for s in summary if s["panel"] == panel]
+        (_draw_bars if result.kind == "bar" else _draw_lines)(ax, result, panel, rows)
+        ax.set_xlabel(result.x_label + (f" [{result.x_unit}]" if result.x_unit else ""))
+        ax.set_ylabel(f"{result.metric} [{result.unit}]")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        if panel:
+            ax.set_title(panel)
+        handles, labels = ax.get_legend_handles_labels()
+        order = sorted(range(len(labels)), key=lambda i: _config_rank(result, panel, labels[i]))
+        ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=8)
+    stat = "mean ± stdev" if result.statistic == "mean" else "median (bars: min-max)"
+    subtitle = f"{headline(result)}; {stat} of {result.params.get('repeat', 1)} run(s)"
+    width = 95 * len(panels)
+    fig.suptitle("\n".join(textwrap.wrap(f"{result.title} ({result.figure})", width) + textwrap.wrap(subtitle, width)),
+                 fontsize=10)
+    prov = result.provenance
+    m, g = prov.get("machine", {}), prov.get("git", {})
+    fig.text(0.01, 0.005, f"{m.get('hostname', '?')}: {m.get('cores', '?')} cores, kernel {m.get('kernel', '?')}, "
+             f"{m.get('data_filesystem', '')}; commit {g.get('describe', '?')}; {prov.get('date', '')}. "
+             "Shared machine: indicative numbers.", fontsize=6, color="gray")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    path = os.path.join(out_dir, f"{result.name}.png")
+    tmp = f"{path}.tmp.{os.getpid()}.png"
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""Unit tests of dimmap-compare's pure parts: sizes and numbers, summaries and ratios of runs,
+the printed table, cross-checks between placements, and the results files' round trip."""
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import h5py  # noqa: E402
+
+from dimmap_compare import units  # noqa: E402
+from dimmap_compare.experiment import Point, mark_disagreements  # noqa: E402
+from dimmap_compare.results import Document, ExperimentResult, Ratio  # noqa: E402
+from dimmap_compare.runner import Run  # noqa: E402
+from dimmap_compare.table import format_experiment  # noqa: E402
+from dimmap_compare.writers import CSV_COLUMNS, write_csv, write_h5, write_json  # noqa: E402
+
+
+def result_with(runs, statistic="median"):
+    """An experiment result holding runs given as (config, x, status, value[, extra])."""
+    r = ExperimentResult(name="t", figure="Fig. 0", title="test", about="", metric="IOPS", unit="ops/s",
+                         x_label="threads", statistic=statistic, params={"budget_bytes": 48 << 20, "repeat": 3,
+                                                                         "data_bytes": 1 << 30})
+    for i, item in enumerate(runs):
+        config, x, status, value = item[:4]
+        run = Run(status, value=value, error="" if status == "ok" else f"boom {config}", wall_s=1.0,
+                  extra=item[4] if len(item) > 4 else {})
+        r.add_run(Point(config, x, ["true"], 48 << 20, None, params={"threads": x}), i, run)
+    return r
+
+
+class Units(unittest.TestCase):
+    def test_parse_size(self):
+        self.assertEqual(units.parse_size("4096"), 4096)
+        self.assertEqual(units.parse_size("256M"), 256 << 20)
+        self.assertEqual(units.parse_size("4g"), 4 << 30)
+        self.assertEqual(units.parse_size("1GiB"), 1 << 30)
+        for bad in ("", "M", "-1M", "1.5G", "12Q", "0"):
+            with self.assertRaises(ValueError, msg=bad):
+                units.parse_size(bad)
+
+    def test_format(self):
+        self.assertEqual(units.format_size(256 << 20), "256M")
+        self.assertEqual(units.format_size(1536 << 20), "1.5G")
+        self.assertEqual(units.format_size(1000), "1000")
+        self.assertEqual(units.format_number(12345.6), "12.3K")
+        self.assertEqual(units.format_number(0.01234), "0.0123")
+        self.assertEqual(units.format_number(None), "-")
+
+    def test_parse_list(self):
+        self.assertEqual(units.parse_list("1, 4,16"), [1, 4, 16])
+        for bad in ("", "a,b", "0,4"):
+            with self.assertRaises(ValueError, msg=bad):
+                units.parse_list(bad)
+
+
+class Summaries(unittest.TestCase):
+    def test_median_partial_and_failed(self):
+        r = result_with([("a", 4, "ok", 10.0), ("a", 4, "ok", 30.0), ("a", 4, "ok", 20.0),
+                         ("b", 4, "ok", 5.0), ("b", 4, "oom", None), ("c", 4, "failed", None)])
+        s = {x["config"]: x for x in r.summary()}
+        self.assertEqual(s["a"]["value"], 20.0)
+        self.assertEqual((s["a"]["min"], s["a"]["max"], s["a"]["status"]), (10.0, 30.0, "ok"))
+        self.assertEqual((s["b"]["status"], s["b"]["value"], s["b"]["ok"]), ("partial", 5.0, 1))
+        self.assertEqual((s["c"]["status"], s["c"]["value"]), ("failed", None))
+        self.assertEqual(s["c"]["error"], "boom c")
+
+    def test_mean_statistic_has_variance(self):
+        r = result_with([("a", "alone", "ok", 1.0), ("a", "alone", "ok", 3.0)], statistic="mean")
+        s = r.summary()[0]
+        self.assertEqual(s["value"], 2.0)
+        self.assertAlmostEqual(s["variance"], 2.0)
+        self.assertAlmostEqual(s["stdev"], math.sqrt(2.0))
+
+    def test_ratios_only_where_both_sides_ran(self):
+        r = result_with([("dimmap", 4, "ok", 30.0), ("mmap", 4, "ok", 10.0),
+                         ("dimmap", 16, "ok", 50.0), ("mmap", 16, "timeout", None)])
+        r.ratios = [Ratio("dimmap", "mmap", "d/m")]
+        [(ratio, pairs)] = r.ratio_values()
+        self.assertEqual(pairs, [(4, 3.0)])
+
+
+class Table(unittest.TestCase):
+    def test_failures_are_shown_with_their_reason(self):
+        r = result_with([("dimmap", 4, "ok", 30000.0), ("mmap", 4, "oom", None), ("mmap", 16, "oom", None),
+                         ("dimmap", 16, "ok", 45000.0)])
+        r.ratios = [Ratio("dimmap", "mmap", "dimmap / mmap")]
+        text = format_experiment(r)
+        self.assertIn("30K", text)
+        self.assertIn("45K", text)
+        self.assertEqual(text.count("OOM[1]"), 2)  # one footnote for the same reason
+        self.assertIn("[1] oom: boom mmap", text)
+        self.assertIn("ratio dimmap / mmap: n/a", text)
+        self.assertIn("data 1G", text)
+        self.assertIn("budget 48M", text)
+
+    def test_unavailable_experiment(self):
+        r = result_with([])
+        r.unavailable = "kmer is missing"
+        self.assertIn("NOT RUN: kmer is missing", format_experiment(r))
+
+
+class CrossCheck(unittest.TestCase):
+    def test_disagreeing_answers_are_marked_wrong(self):
+        r = result_with([("memory", 4, "ok", 1.0, {"sum": "aa"}), ("mmap", 4, "ok", 2.0, {"sum": "aa"}),
+                         ("dimmap", 4, "ok", 3.0, {"sum": "bb"}), ("dimmap", 16, "ok", 3.0, {"sum": "bb"})])
+        mark_disagreements(r, lambda run: run["x"], lambda run: run["extra"]["sum"], "answers")
+        status = [(run["config"], run["x"], run["status"]) for run in r.runs]
+        self.assertEqual(status, [("memory", 4, "ok"), ("mmap", 4, "ok"), ("dimmap", 4, "wrong"), ("dimmap", 16, "ok")])
+        self.assertIn("differ from memory's", r.runs[2]["error"])
+        self.assertIsNone(r.runs[2]["value"])
+
+
+class Files(unittest.TestCase):
+    def test_round_trip_and_merge(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = result_with([("dimmap", 4, "ok", 3.0), ("mmap", 4, "failed", None)])
+            a.provenance = {"machine": {"hostname": "h", "cores": 2}, "git": {"commit": "c" * 40},
+                            "versions": {"dimmap": "0.1.0"}, "command": "x"}
+            doc = Document(meta={"last_command": "x"})
+            doc.put(a)
+            path = os.path.join(d, "results.json")
+            write_json(path, doc)
+            again = Document.load(path)
+            self.assertEqual(list(again.experiments), ["t"])
+            self.assertEqual(again.experiments["t"].summary(), a.summary())
+            b = result_with([("x", 1, "ok", 1.0)])
+            b.name = "u"
+            again.put(b)  # a second experiment joins, the first stays
+            write_json(path, again)
+            write_csv(os.path.join(d, "results.csv"), list(again.experiments.values()))
+            write_h5(os.path.join(d, "results.h5"), again)
+            with open(os.path.join(d, "results.csv")) as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual(list(rows[0].keys()), CSV_COLUMNS)
+            self.assertEqual([(r["experiment"], r["config"], r["status"]) for r in rows],
+                             [("t", "dimmap", "ok"), ("t", "mmap", "failed"), ("u", "x", "ok")])
+            with h5py.File(os.path.join(d, "results.h5")) as f:
+                self.assertEqual(sorted(f.keys()), ["t", "u"])
+                g = f["t"]
+                self.assertEqual(g.attrs["machine.hostname"], "h")
+                self.assertEqual(g.attrs["git.commit"], "c" * 40)
+                self.assertEqual(g.attrs["param.budget_bytes"], 48 << 20)
+                self.assertEqual(json.loads(g.attrs["params_json"])["data_bytes"], 1 << 30)
+                values = g["runs/value"][:]
+                self.assertEqual(values[0], 3.0)
+                self.assertTrue(math.isnan(values[1]))
+                self.assertEqual([s.decode() for s in g["summary/status"][:]], ["ok", "failed"])
+            self.assertEqual(sorted(os.listdir(d)), ["results.csv", "results.h5", "results.json"])  # no temporaries
+
+    def test_foreign_json_is_not_merged(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "results.json")
+            with open(path, "w") as f:
+                json.dump({"schema": "something-else", "experiments": {"t": {}}}, f)
+            self.assertEqual(Document.load(path).experiments, {})
+
+
+if __name__ == "__main__":
+    unittest.main()
