@@ -6,6 +6,7 @@ import datetime
 import os
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 
 from .datasets import DataError
@@ -108,6 +109,9 @@ def run_experiment(exp, ctx, position=""):
     except (Unavailable, ToolMissing, DataError) as e:
         result.unavailable = str(e)
         ctx.log(f"{tag} not run: {e}")
+    except Exception as e:  # a bug in one experiment must not cost the others their run
+        result.unavailable = f"internal error: {type(e).__name__}: {e}"
+        ctx.log(f"{tag} internal error:\n{traceback.format_exc()}")
     except KeyboardInterrupt:
         result.interrupted = True
         raise

@@ -57,7 +57,7 @@ class Runner:
 
     def run(self, cmd, budget_bytes, parse, env=None, evict=(), timeout=None, cwd=None):
         """Runs cmd (a list) under a memory budget of budget_bytes. parse(stdout, stderr, seconds)
-        returns (value, extra dict) or raises InvalidOutput/ValueError/KeyError."""
+        returns (value, extra dict), or raises (InvalidOutput for a failed check)."""
         env = {k: str(v) for k, v in (env or {}).items()}
         try:
             budget_tool = self.tools.path("dimmap-budget")
@@ -90,8 +90,10 @@ class Runner:
             try:
                 run.value, run.extra = parse(stdout, stderr, wall)
                 run.status = OK
-            except (InvalidOutput, ValueError, KeyError, IndexError) as e:
+            except InvalidOutput as e:
                 run.error = f"unusable output: {e}"
+            except Exception as e:  # any other parse failure: the output is not what the parser knows
+                run.error = f"unusable output: {type(e).__name__}: {e}"
         if run.status != OK:
             run.extra = {"stderr_tail": stderr.strip()[-2000:]}
         return run

@@ -21,7 +21,7 @@ import h5py
 import matplotlib.image
 
 LRIOT_CONFIGS = ["direct (O_DIRECT)", "mmap, unconstrained", "mmap @ budget", "dimmap 8M", "dimmap 2M",
-                 "dimmap.ko 8M"]
+                 "dimmap.ko (module's buffer)"]
 STATUSES = {"ok", "failed", "oom", "timeout", "missing", "skipped", "wrong"}
 
 

@@ -9,12 +9,11 @@ configuration gives its peak memory, and every configuration gets that (+5%)."""
 import os
 import re
 
-from ..datasets import TmpfsCopy
+from . import perma
 from ..experiment import Experiment, Point, Unavailable
 from ..results import Ratio
 from ..runner import OK, InvalidOutput
 from ..units import format_size
-from .lriot import PERMA_GENERATIONS
 
 RESULT = re.compile(r"^result: (.*)$", re.M)
 
@@ -35,8 +34,14 @@ class BfsBase(Experiment):
     unit = "traversed edges/s"
     requires = ("dimmap-budget", "bfs", "rmat-gen", "graph-ingest")
 
+    @staticmethod
+    def scale(ctx):
+        # Quick: scale 17 (graph ~16 MiB), big enough that the buffer, not the process's own few
+        # MiB, is most of each budget.
+        return ctx.scale(22, 17, 12)
+
     def graph_params(self, ctx, graph_dir=None):
-        scale = ctx.scale(22, 16, 12)
+        scale = self.scale(ctx)
         graph = graph_dir or ctx.data.graph(scale)
         info = ctx.data.graph_info(graph)
         vertices = int(info["vertices"])
@@ -57,9 +62,10 @@ class BfsBase(Experiment):
         return [ctx.tools.path("bfs"), f"--graph={p['graph']}", f"--roots={p['roots']}", "--seed=1",
                 f"--threads={threads}", f"--storage={storage}"] + flags + (["--validate"] if validate else [])
 
-    def calibrate(self, ctx, p, flags, buffer, storage, env=None):
-        """Peak memory of one validated search of the dimmap configuration, plus a margin of 5%
-        (at least 1 MiB) for run-to-run variation: a bigger margin would be cache for mmap."""
+    def overhead(self, ctx, p, flags, buffer, storage, env=None):
+        """The memory the dimmap configuration needs beside its buffer: the peak of one validated
+        search (data 4x the buffer, so the buffer fills) minus the buffer, plus 5% of the peak
+        (at least 1 MiB) for run-to-run variation; more would only be cache for mmap."""
         generous = 4 * (buffer + p["algo_bytes"]) + (256 << 20)
         cmd = self.bfs_cmd(ctx, dict(p, roots=1), max(p["threads"]), storage, flags + [f"--buffer={buffer}"])
         run = ctx.runner.run(cmd, generous, parse_bfs, env=env, evict=self.graph_files(p))
@@ -67,7 +73,17 @@ class BfsBase(Experiment):
             raise Unavailable(f"calibration run failed ({run.status}: {run.error})")
         ctx.log(f"[{self.name}] calibration: dimmap with a {format_size(buffer)} buffer peaks at "
                 f"{format_size(run.peak_bytes)}")
-        return run.peak_bytes + max(run.peak_bytes // 20, 1 << 20)
+        return max(run.peak_bytes - buffer, 0) + max(run.peak_bytes // 20, 1 << 20)
+
+    def equal_budget(self, ctx, p, flags, buffer, storage, env=None):
+        """Sets p's buffer and budget: the budget is the buffer plus the measured overhead, or
+        with --budget the buffer is what the budget leaves."""
+        overhead = self.overhead(ctx, p, flags, buffer, storage, env)
+        if ctx.budget_override:
+            buffer = ctx.budget_override - overhead
+            if buffer < (1 << 20):
+                raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
+        p.update(buffer_bytes=buffer, budget_bytes=buffer + overhead, overhead_bytes=overhead)
 
     @staticmethod
     def graph_files(p):
@@ -91,10 +107,9 @@ class BfsSemi(BfsBase):
 
     def setup(self, ctx):
         p = self.graph_params(ctx)
-        p["buffer_bytes"] = max(p["graph_bytes"] // 4, 1 << 20)
         self.storage = ctx.scratch("bfs-storage")
         flags = ["--placement=semi-external", "--memory-dir=anonymous", "--backend=dimmap"]
-        p["budget_bytes"] = ctx.budget(self.calibrate(ctx, p, flags, p["buffer_bytes"], self.storage))
+        self.equal_budget(ctx, p, flags, max(p["graph_bytes"] // 4, 1 << 20), self.storage)
         return p
 
     def points(self, ctx, p):
@@ -129,10 +144,9 @@ class BfsFull(BfsBase):
 
     def setup(self, ctx):
         p = self.graph_params(ctx)
-        p["buffer_bytes"] = max((p["graph_bytes"] + p["algo_bytes"]) // 4, 1 << 20)
         self.storage = ctx.scratch("bfs-storage")
         flags = ["--placement=full-external", "--backend=dimmap"]
-        p["budget_bytes"] = ctx.budget(self.calibrate(ctx, p, flags, p["buffer_bytes"], self.storage))
+        self.equal_budget(ctx, p, flags, max((p["graph_bytes"] + p["algo_bytes"]) // 4, 1 << 20), self.storage)
         return p
 
     def points(self, ctx, p):
@@ -153,9 +167,9 @@ class BfsSweep(BfsBase):
     figure = "DI-MMAP 2015 Figs. 11, 13"
     title = "Fully external BFS as the memory budget shrinks; hot-FIFO share 75/50/0 %"
     about = ("TEPS vs memory budget with all five files on storage: DI-MMAP with 75, 50 and 0% of its buffer "
-             "for the hot-page FIFO, and Linux mmap in the same cgroups. The buffer goes from a quarter of "
-             "the data down; each cgroup is the buffer plus the process's own memory measured in a "
-             "calibration run.")
+             "for the hot-page FIFO, and Linux mmap in the same cgroups. The buffer starts at a quarter of "
+             "the data (full runs: half) and halves; each cgroup is the buffer plus the process's own memory "
+             "measured in a calibration run.")
     x_label = "memory budget"
     x_unit = "MiB"
     x_log = True
@@ -164,11 +178,15 @@ class BfsSweep(BfsBase):
     def setup(self, ctx):
         p = self.graph_params(ctx)
         data = p["graph_bytes"] + p["algo_bytes"]
-        divisors = ctx.pick([2, 4, 8, 16], [4, 8], [4])
-        p["buffers"] = [max(data // d, 1 << 20) for d in divisors]
+        halvings = ctx.pick(4, 2, 1)
         self.storage = ctx.scratch("bfs-storage")
         flags = ["--placement=full-external", "--backend=dimmap"]
-        overhead = self.calibrate(ctx, p, flags, p["buffers"][0], self.storage) - p["buffers"][0]
+        overhead = self.overhead(ctx, p, flags, max(data // 4, 1 << 20), self.storage)
+        # From a buffer of half the data (or the --budget) down, halving each step.
+        top = ctx.budget_override or max(data // ctx.pick(2, 4, 4), 1 << 20) + overhead
+        p["budgets"] = [top >> i for i in range(halvings) if (top >> i) - overhead >= (1 << 20)]
+        if not p["budgets"]:
+            raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
         p["overhead_bytes"] = overhead
         p["budget_label"] = f"budget = buffer + {format_size(overhead)} measured for the process"
         return p
@@ -176,8 +194,8 @@ class BfsSweep(BfsBase):
     def points(self, ctx, p):
         t = max(p["threads"])
         full = ["--placement=full-external"]
-        for buf in p["buffers"]:
-            budget = buf + p["overhead_bytes"]
+        for budget in p["budgets"]:
+            buf = budget - p["overhead_bytes"]
             x = budget >> 20
             for hot in self.HOT:
                 cmd = self.bfs_cmd(ctx, p, t, self.storage, full + ["--backend=dimmap", f"--buffer={buf}",
@@ -192,7 +210,7 @@ class BfsSweep(BfsBase):
                 Ratio("dimmap, hot FIFO 75%", "mmap", "dimmap (hot 75%) / mmap")]
 
 
-class BfsPerma(BfsBase):
+class BfsPerma(perma.OnTmpfs, BfsBase):
     name = "bfs-perma"
     figure = "PerMA 2012 Fig. 9"
     title = "Fully external BFS on modelled NVRAM generations (PerMA)"
@@ -208,23 +226,20 @@ class BfsPerma(BfsBase):
         return ctx.threads([cores, 8 * cores], [8 * cores], [4])
 
     def setup(self, ctx):
-        self.tmpfs = TmpfsCopy("bfs-perma")
-        graph = self.tmpfs.copy(ctx.data.graph(ctx.scale(22, 16, 12)))
+        graph = self.make_tmpfs("bfs-perma").copy(ctx.data.graph(self.scale(ctx)))
         p = self.graph_params(ctx, graph_dir=graph)
         p["storage"] = "tmpfs (/dev/shm)"
-        p["buffer_bytes"] = max((p["graph_bytes"] + p["algo_bytes"]) // 4, 1 << 20)
         self.storage = os.path.join(self.tmpfs.dir, "storage")
         os.makedirs(self.storage)
         flags = ["--placement=full-external", "--backend=dimmap", "--hot-fraction=0.75"]
-        p["budget_bytes"] = ctx.budget(self.calibrate(ctx, p, flags, p["buffer_bytes"], self.storage))
+        self.equal_budget(ctx, p, flags, max((p["graph_bytes"] + p["algo_bytes"]) // 4, 1 << 20), self.storage)
         return p
 
     def points(self, ctx, p):
         full = ["--placement=full-external", "--backend=dimmap", f"--buffer={p['buffer_bytes']}",
                 "--hot-fraction=0.75"]
         for t in p["threads"]:
-            for gen in ["none (tmpfs speed)"] + PERMA_GENERATIONS:
-                env = {} if gen.startswith("none") else {"DIMMAP_PERMA": gen}
+            for gen, env in perma.configs():
                 point = self.point(p, gen, t, self.bfs_cmd(ctx, p, t, self.storage, full), p["budget_bytes"], env=env,
                                    threads=t, buffer_bytes=p["buffer_bytes"])
                 point.evict = []  # the tmpfs files are the device
@@ -236,13 +251,7 @@ class BfsPerma(BfsBase):
             yield point
 
     def ratios(self, p):
-        return [Ratio(g, "lcurr", f"{g} / lcurr") for g in ("lnxt1", "lnxt2", "lnxt3", "sim-opt")] + \
-               [Ratio("lcurr", "in memory (unconstrained)", "lcurr / in memory")]
-
-    def teardown(self, ctx):
-        if getattr(self, "tmpfs", None):
-            self.tmpfs.cleanup()
-            self.tmpfs = None
+        return perma.ratios() + [Ratio("lcurr", "in memory (unconstrained)", "lcurr / in memory")]
 
 
 EXPERIMENTS = [BfsSemi, BfsFull, BfsSweep, BfsPerma]

@@ -6,13 +6,12 @@
 import json
 import os
 
-from ..datasets import TmpfsCopy
+from . import perma
 from ..experiment import Experiment, Point, Unavailable
 from ..results import Ratio
 from ..units import format_size, parse_size
 
 KMOD_CONTROL = "/dev/dimmap_ctl"
-PERMA_GENERATIONS = ["lcurr", "lnxt1", "lnxt2", "lnxt3", "sim-opt"]
 
 
 def parse_lriot(stdout, stderr, seconds):
@@ -92,8 +91,9 @@ class LriotUniform(LriotBase):
             yield self.point(ctx, "mmap @ budget", t, path, "mmap", b, flags)
             yield self.point(ctx, f"dimmap {format_size(buf)}", t, path, "dimmap", b, flags, buffer=buf)
             yield self.point(ctx, f"dimmap {format_size(small)}", t, path, "dimmap", b, flags, buffer=small)
-            yield self.point(ctx, f"dimmap.ko {format_size(buf)}", t, path, "dimmap", b, flags,
-                             env={"DIMMAP_ENGINE": "kmod"}, buffer=buf, skip=kmod)
+            # The module's buffers are sized when it is loaded (dimmapctl info shows them).
+            yield self.point(ctx, "dimmap.ko (module's buffer)", t, path, "dimmap", b, flags,
+                             env={"DIMMAP_ENGINE": "kmod"}, skip=kmod)
 
     def ratios(self, p):
         buf = format_size(p["buffer_bytes"])
@@ -185,7 +185,7 @@ class HotFifo(LriotBase):
                 Ratio("hot FIFO 75%", "mmap @ budget", "dimmap (hot 75%) / mmap @ budget")]
 
 
-class PermaLriot(LriotBase):
+class PermaLriot(perma.OnTmpfs, LriotBase):
     name = "perma-lriot"
     figure = "PerMA 2012 Fig. 6"
     title = "Modelled NVRAM generations (PerMA), uniform random I/O, 10% writes"
@@ -204,27 +204,20 @@ class PermaLriot(LriotBase):
              "threads": ctx.threads([cores, 8 * cores], [cores, 8 * cores], [4]),
              "seconds": ctx.seconds(15, 1.5, 1), "storage": "tmpfs (/dev/shm)"}
         p["budget_bytes"] = p["buffer_bytes"] + slack
-        self.tmpfs = TmpfsCopy("perma")
-        p["file"] = ctx.data.lriot_file(file_bytes, directory=self.tmpfs.dir)
+        p["file"] = ctx.data.lriot_file(file_bytes, directory=self.make_tmpfs("perma").dir)
         return p
 
     def points(self, ctx, p):
         flags = ["--pattern=uniform", "--write-fraction=0.1", f"--seconds={p['seconds']}", "--hot-fraction=0"]
         for t in p["threads"]:
-            for gen in ["none (tmpfs speed)"] + PERMA_GENERATIONS:
-                env = {} if gen.startswith("none") else {"DIMMAP_PERMA": gen}
+            for gen, env in perma.configs():
                 point = self.point(ctx, gen, t, p["file"], "dimmap", p["budget_bytes"], flags, env=env,
                                    buffer=p["buffer_bytes"])
                 point.evict = []  # tmpfs pages are the device itself
                 yield point
 
     def ratios(self, p):
-        return [Ratio(g, "lcurr", f"{g} / lcurr") for g in ("lnxt1", "lnxt2", "lnxt3")]
-
-    def teardown(self, ctx):
-        if getattr(self, "tmpfs", None):
-            self.tmpfs.cleanup()
-            self.tmpfs = None
+        return perma.ratios()
 
 
 EXPERIMENTS = [LriotRead, LriotWrite, DimmapOptimizations, HotFifo, PermaLriot]

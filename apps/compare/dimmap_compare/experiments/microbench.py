@@ -32,8 +32,9 @@ class Microbench(Experiment):
     figure = "DI-MMAP 2015 Fig. 6"
     title = "Micro-benchmarks: lookups in mapped data structures"
     about = ("Lookups/s vs threads for binary search on a sorted vector, an ordered map (red-black tree) "
-             "and an unordered map, each in a file 4x the budget: in memory (a tmpfs copy; the cgroup holds it and the budget), Linux "
-             "mmap with twice the budget and with the budget, DI-MMAP with a buffer of the budget. Every "
+             "and an unordered map, each in a file 4x the budget: in memory (a tmpfs copy; the cgroup holds "
+             "it and the budget), Linux mmap with twice the budget and with the budget, DI-MMAP with a "
+             "buffer of the budget. Every "
              "answer is checked by the kernel and the answers' checksums must agree across placements.")
     metric = "lookups/s"
     unit = "lookups/s"
