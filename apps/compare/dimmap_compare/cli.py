@@ -6,6 +6,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import textwrap
 import time
 
 from . import VERSION, provenance
@@ -83,7 +84,6 @@ def parse_args(argv, defaults):
 
 
 def describe_experiments():
-    import textwrap
     for e in ALL:
         print(f"{e.name}  ({e.figure})\n  {e.title}")
         print(textwrap.indent(textwrap.fill(e.about, 90), "    "))
@@ -113,6 +113,8 @@ def main(argv=None, defaults=None):
     doc.meta = {"last_command": command, "last_date": prov["date"], "dimmap_compare_version": VERSION}
     log(f"{mode} run of {len(names)} experiment(s) -> {out} (data in {data_dir}; "
         f"{prov['machine']['cores']} cores, load {prov['machine']['load_average']})")
+    if os.geteuid() != 0:
+        log("warning: not root: dimmap-budget may not be allowed to make memory cgroups, and then every run fails")
     start = time.monotonic()
     done = []
     try:

@@ -16,7 +16,8 @@ import h5py  # noqa: E402
 from dimmap_compare import units  # noqa: E402
 from dimmap_compare.experiment import Point, mark_disagreements  # noqa: E402
 from dimmap_compare.results import Document, ExperimentResult, Ratio  # noqa: E402
-from dimmap_compare.runner import Run  # noqa: E402
+from dimmap_compare.runner import InvalidOutput, Run, Runner  # noqa: E402
+from dimmap_compare.tools import Tools  # noqa: E402
 from dimmap_compare.table import format_experiment  # noqa: E402
 from dimmap_compare.writers import CSV_COLUMNS, write_csv, write_h5, write_json  # noqa: E402
 
@@ -159,6 +160,70 @@ class Files(unittest.TestCase):
             with open(path, "w") as f:
                 json.dump({"schema": "something-else", "experiments": {"t": {}}}, f)
             self.assertEqual(Document.load(path).experiments, {})
+
+
+# A stand-in for dimmap-budget: writes the report (OOM if FAKE_OOM is set), then becomes CMD.
+FAKE_BUDGET = """#!/bin/sh
+for a in "$@"; do case "$a" in --report=*) report="${a#--report=}";; esac; done
+while [ "$1" != "--" ]; do shift; done; shift
+if [ -n "$FAKE_OOM" ]; then echo '{"peak_bytes": 999, "oom_killed": true}' > "$report"; exit 137; fi
+echo '{"peak_bytes": 123, "oom_killed": false, "seconds": 0.25}' > "$report"
+exec "$@"
+"""
+
+
+class Outcomes(unittest.TestCase):
+    """Every way a run can end becomes a Run with a status and a reason."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        fake = os.path.join(self.dir.name, "fake-budget")
+        with open(fake, "w") as f:
+            f.write(FAKE_BUDGET)
+        os.chmod(fake, 0o755)
+        self.runner = Runner(Tools(self.dir.name, self.dir.name, {"dimmap-budget": fake}), self.dir.name, 30)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def run_cmd(self, cmd, parse=lambda out, err, s: (float(out), {}), **kw):
+        return self.runner.run(cmd, 64 << 20, parse, **kw)
+
+    def test_ok(self):
+        r = self.run_cmd(["sh", "-c", "echo 42"], env={"X": "1"})
+        self.assertEqual((r.status, r.value, r.peak_bytes, r.wall_s), ("ok", 42.0, 123, 0.25))
+        self.assertIn("X=1 ", r.command)
+        self.assertIn("--memory=67108864", r.command)
+        self.assertNotIn("--report", r.command)  # the private report file is not part of the shown command
+
+    def test_failure_keeps_the_message(self):
+        r = self.run_cmd(["sh", "-c", "echo boom >&2; exit 3"])
+        self.assertEqual((r.status, r.value), ("failed", None))
+        self.assertEqual(r.error, "exit status 3: boom")
+
+    def test_oom(self):
+        r = self.run_cmd(["true"], env={"FAKE_OOM": "1"})
+        self.assertEqual(r.status, "oom")
+        self.assertIn("64 MiB budget is too small", r.error)
+
+    def test_timeout_stops_the_command(self):
+        r = self.run_cmd(["sleep", "30"], timeout=0.5)
+        self.assertEqual(r.status, "timeout")
+        self.assertLess(r.wall_s, 10)
+
+    def test_unusable_output(self):
+        def parse(out, err, s):
+            raise InvalidOutput("validation did not pass")
+        self.assertEqual(self.run_cmd(["true"], parse=parse).error, "unusable output: validation did not pass")
+        r = self.run_cmd(["sh", "-c", "echo not-a-number"])
+        self.assertEqual(r.status, "failed")
+        self.assertIn("unusable output: ValueError", r.error)
+
+    def test_missing_budget_tool(self):
+        runner = Runner(Tools(self.dir.name, self.dir.name), self.dir.name, 30)
+        r = runner.run(["true"], 1 << 20, lambda *a: (1.0, {}))
+        self.assertEqual(r.status, "missing")
+        self.assertIn("dimmap-budget is missing", r.error)
 
 
 if __name__ == "__main__":

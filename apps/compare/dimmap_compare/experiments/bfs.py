@@ -165,49 +165,55 @@ class BfsFull(BfsBase):
 class BfsSweep(BfsBase):
     name = "bfs-sweep"
     figure = "DI-MMAP 2015 Figs. 11, 13"
-    title = "Fully external BFS as the memory budget shrinks; hot-FIFO share 75/50/0 %"
-    about = ("TEPS vs memory budget with all five files on storage: DI-MMAP with 75, 50 and 0% of its buffer "
-             "for the hot-page FIFO, and Linux mmap in the same cgroups. The buffer starts at a quarter of "
-             "the data (full runs: half) and halves; each cgroup is the buffer plus the process's own memory "
-             "measured in a calibration run.")
+    title = "BFS as the memory budget shrinks: semi-external, and fully external with hot FIFO 75/50/0 %"
+    about = ("TEPS vs memory budget. Semi-external (Fig. 11): DI-MMAP (hot FIFO 75%) vs Linux mmap. Fully "
+             "external (Fig. 13): DI-MMAP with 75, 50 and 0% of its buffer for the hot-page FIFO vs Linux "
+             "mmap. The buffer starts at a quarter of the placed data (full runs: half) and halves; each "
+             "cgroup is the buffer plus the process's own memory, measured in a calibration run per panel.")
     x_label = "memory budget"
     x_unit = "MiB"
     x_log = True
-    HOT = (0.75, 0.5, 0.0)
+    # panel -> (placement flags, which data goes to storage, hot-FIFO shares)
+    PANELS = {"semi-external (Fig. 11)": (["--placement=semi-external", "--memory-dir=anonymous"], "graph", (0.75,)),
+              "fully external (Fig. 13)": (["--placement=full-external"], "all", (0.75, 0.5, 0.0))}
 
     def setup(self, ctx):
         p = self.graph_params(ctx)
-        data = p["graph_bytes"] + p["algo_bytes"]
-        halvings = ctx.pick(4, 2, 1)
         self.storage = ctx.scratch("bfs-storage")
-        flags = ["--placement=full-external", "--backend=dimmap"]
-        overhead = self.overhead(ctx, p, flags, max(data // 4, 1 << 20), self.storage)
-        # From a buffer of half the data (or the --budget) down, halving each step.
-        top = ctx.budget_override or max(data // ctx.pick(2, 4, 4), 1 << 20) + overhead
-        p["budgets"] = [top >> i for i in range(halvings) if (top >> i) - overhead >= (1 << 20)]
-        if not p["budgets"]:
-            raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
-        p["overhead_bytes"] = overhead
-        p["budget_label"] = f"budget = buffer + {format_size(overhead)} measured for the process"
+        steps = ctx.pick(4, 2, 1)
+        p["sweeps"] = {}
+        for panel, (flags, placed, _) in self.PANELS.items():
+            data = p["graph_bytes"] + (p["algo_bytes"] if placed == "all" else 0)
+            overhead = self.overhead(ctx, p, flags + ["--backend=dimmap"], max(data // 4, 1 << 20), self.storage)
+            # From a buffer of a quarter (full: half) of the data, or from --budget, halving each step.
+            top = ctx.budget_override or max(data // ctx.pick(2, 4, 4), 1 << 20) + overhead
+            budgets = [top >> i for i in range(steps) if (top >> i) - overhead >= (1 << 20)]
+            if not budgets:
+                raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
+            p["sweeps"][panel] = {"overhead_bytes": overhead, "budgets": budgets}
+        p["budget_label"] = "budget = buffer + process memory measured per panel (" + ", ".join(
+            f"{panel.split()[0]} {format_size(v['overhead_bytes'])}" for panel, v in p["sweeps"].items()) + ")"
         return p
 
     def points(self, ctx, p):
         t = max(p["threads"])
-        full = ["--placement=full-external"]
-        for budget in p["budgets"]:
-            buf = budget - p["overhead_bytes"]
-            x = budget >> 20
-            for hot in self.HOT:
-                cmd = self.bfs_cmd(ctx, p, t, self.storage, full + ["--backend=dimmap", f"--buffer={buf}",
-                                                                    f"--hot-fraction={hot}"])
-                yield self.point(p, f"dimmap, hot FIFO {hot:.0%}", x, cmd, budget, threads=t, buffer_bytes=buf,
-                                 hot_fraction=hot)
-            yield self.point(p, "mmap", x, self.bfs_cmd(ctx, p, t, self.storage, full + ["--backend=mmap"]), budget,
-                             threads=t)
+        for panel, (flags, _, shares) in self.PANELS.items():
+            sweep = p["sweeps"][panel]
+            for budget in sweep["budgets"]:
+                buf = budget - sweep["overhead_bytes"]
+                x = budget >> 20
+                for hot in shares:
+                    cmd = self.bfs_cmd(ctx, p, t, self.storage, flags + ["--backend=dimmap", f"--buffer={buf}",
+                                                                         f"--hot-fraction={hot}"])
+                    yield self.point(p, f"dimmap, hot FIFO {hot:.0%}", x, cmd, budget, panel=panel, threads=t,
+                                     buffer_bytes=buf, hot_fraction=hot)
+                yield self.point(p, "mmap", x, self.bfs_cmd(ctx, p, t, self.storage, flags + ["--backend=mmap"]),
+                                 budget, panel=panel, threads=t)
 
     def ratios(self, p):
-        return [Ratio("dimmap, hot FIFO 75%", "dimmap, hot FIFO 0%", "hot 75% / no hot FIFO"),
-                Ratio("dimmap, hot FIFO 75%", "mmap", "dimmap (hot 75%) / mmap")]
+        full = "fully external (Fig. 13)"
+        return [Ratio("dimmap, hot FIFO 75%", "mmap", "dimmap (hot 75%) / mmap", panel=panel) for panel in self.PANELS] + \
+               [Ratio("dimmap, hot FIFO 75%", "dimmap, hot FIFO 0%", "hot 75% / no hot FIFO", panel=full)]
 
 
 class BfsPerma(perma.OnTmpfs, BfsBase):

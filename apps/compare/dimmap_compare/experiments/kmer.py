@@ -19,6 +19,7 @@ def kmer_budget(ctx, two_level_db, slack):
     buffer (the gnu-hash DB, ~3.5x bigger, fits even less, as in the paper). `slack` is the
     process's own memory beside the buffer (k-mers or read batches)."""
     buffer = max(os.path.getsize(two_level_db) // 4 >> 20, 4) << 20
+    slack = -(-slack >> 20) << 20  # whole MiB
     budget = ctx.budget(buffer + slack)
     return budget, budget - slack, slack
 
@@ -36,7 +37,8 @@ def lookup_parser(csv_path):
         if not rows:
             raise InvalidOutput(f"no row in {csv_path}")
         row = rows[-1]
-        return float(row["lookups_per_s"]), {"hit_rate": float(row["hit_rate"]), "lookups": int(row["lookups"])}
+        return float(row["lookups_per_s"]), {"hit_rate": float(row["hit_rate"]), "lookups": int(row["lookups"]),
+                                             "hits": int(row["hits"])}
     return parse
 
 
@@ -89,6 +91,11 @@ class KmerLookup(Experiment):
 
     def ratios(self, p):
         return [Ratio("dimmap @ budget", "mmap @ budget", "dimmap / mmap", panel=i) for i in INDEXES]
+
+    def check(self, result):
+        """The same k-mers are looked up in every run of an index: the hits must agree."""
+        mark_disagreements(result, lambda r: r["panel"], lambda r: (r["extra"]["lookups"], r["extra"]["hits"]),
+                           "lookups and hits")
 
 
 class KmerClassify(Experiment):
