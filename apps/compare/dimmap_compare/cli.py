@@ -37,7 +37,9 @@ def log(msg):
 def parse_args(argv, defaults):
     ap = argparse.ArgumentParser(prog="dimmap-compare", description=__doc__, epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("experiments", nargs="+", metavar="EXPERIMENT", help="experiment names, 'all' or 'list'")
+    ap.add_argument("experiments", nargs="+", metavar="EXPERIMENT",
+                    help="experiment names, 'all', 'list', or 'report' (table, files and plots again from "
+                         "OUT/results.json, nothing run)")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="small data and short runs (`all` in < 10 min)")
     mode.add_argument("--smoke", action="store_true", help="tiny data, one point per configuration: checks "
@@ -61,7 +63,7 @@ def parse_args(argv, defaults):
     ap.add_argument("--strict", action="store_true", help="exit 1 if any point has no result")
     ap.add_argument("--version", action="version", version=f"dimmap-compare {VERSION}")
     args = ap.parse_args(argv)
-    if args.experiments == ["list"]:
+    if args.experiments in (["list"], ["report"]):
         return args, []
     names = []
     for name in args.experiments:
@@ -93,6 +95,8 @@ def main(argv=None, defaults=None):
     defaults = defaults or {"out": "results", "build_dir": os.environ.get("DIMMAP_BUILD_DIR", "build/ci"),
                             "source_dir": os.getcwd(), "build": {}}
     args, names = parse_args(sys.argv[1:] if argv is None else argv, defaults)
+    if args.experiments == ["report"]:
+        return report(os.path.abspath(args.out), args.no_plots)
     if not names:
         describe_experiments()
         return 0
@@ -122,7 +126,7 @@ def main(argv=None, defaults=None):
             result = run_experiment(BY_NAME[name], ctx, position=f"{i}/{len(names)} ")
             done.append(result)
             doc.put(result)
-            save(doc, out, result, args.no_plots)
+            save(doc, out, [result], args.no_plots)
     except KeyboardInterrupt:
         log("interrupted: the results so far are saved")
         return 130
@@ -139,13 +143,27 @@ def main(argv=None, defaults=None):
     return 1 if args.strict and missing else 0
 
 
-def save(doc, out, result, no_plots):
-    """Rewrites the results files (all experiments in the document) and this experiment's plot."""
+def report(out, no_plots):
+    """The table, results files and plots of OUT/results.json again (e.g. after a plotting change)."""
+    path = os.path.join(out, "results.json")
+    doc = Document.load(path)
+    if not doc.experiments:
+        log(f"{path}: no dimmap-compare results")
+        return 1
+    save(doc, out, list(doc.experiments.values()), no_plots)
+    print(format_all(list(doc.experiments.values())))
+    return 0
+
+
+def save(doc, out, plot, no_plots):
+    """Rewrites the results files (every experiment in the document) and the plots of `plot`."""
     results = list(doc.experiments.values())
     write_json(os.path.join(out, "results.json"), doc)
     write_csv(os.path.join(out, "results.csv"), results)
     write_h5(os.path.join(out, "results.h5"), doc)
-    if not no_plots:
+    if no_plots:
+        return
+    for result in plot:
         try:
             plot_experiment(result, out)
         except Exception as e:  # a plot problem must not lose the measurements

@@ -50,6 +50,7 @@ class Experiment:
     x_label = "threads"
     x_unit = ""
     x_log = True
+    y_log = False  # for figures whose lines differ by orders of magnitude
     kind = "line"
     higher_is_better = True
     statistic = "median"
@@ -86,7 +87,7 @@ class Experiment:
 def new_result(exp, ctx):
     return ExperimentResult(
         name=exp.name, figure=exp.figure, title=exp.title, about=exp.about, metric=exp.metric, unit=exp.unit,
-        x_label=exp.x_label, x_unit=exp.x_unit, x_log=exp.x_log, kind=exp.kind,
+        x_label=exp.x_label, x_unit=exp.x_unit, x_log=exp.x_log, y_log=exp.y_log, kind=exp.kind,
         higher_is_better=exp.higher_is_better, statistic=exp.statistic, provenance=ctx.provenance,
         started=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         params={"mode": ctx.mode, "repeat": exp.repeats(ctx)})

@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import EngFormatter  # noqa: E402
 
 from .table import headline  # noqa: E402
 
@@ -89,7 +90,11 @@ def plot_experiment(result, out_dir):
         (_draw_bars if result.kind == "bar" else _draw_lines)(ax, result, panel, rows)
         ax.set_xlabel(result.x_label + (f" [{result.x_unit}]" if result.x_unit else ""))
         ax.set_ylabel(f"{result.metric} [{result.unit}]")
-        ax.set_ylim(bottom=0)
+        if result.y_log:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(EngFormatter())  # 12 M, not 1.2 with a 1e7 offset
         ax.grid(True, alpha=0.3)
         if panel:
             ax.set_title(panel)
@@ -97,10 +102,9 @@ def plot_experiment(result, out_dir):
         order = sorted(range(len(labels)), key=lambda i: _config_rank(result, panel, labels[i]))
         ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=8)
     stat = "mean ± stdev" if result.statistic == "mean" else "median (bars: min-max)"
-    subtitle = f"{headline(result)}; {stat} of {result.params.get('repeat', 1)} run(s)"
-    width = 95 * len(panels)
-    fig.suptitle("\n".join(textwrap.wrap(f"{result.title} ({result.figure})", width) + textwrap.wrap(subtitle, width)),
-                 fontsize=10)
+    subtitle = f"{result.figure}. {headline(result)}; {stat} of {result.params.get('repeat', 1)} run(s)"
+    width = 75 * len(panels)
+    fig.suptitle("\n".join(textwrap.wrap(result.title, width) + textwrap.wrap(subtitle, width)), fontsize=10)
     prov = result.provenance
     m, g = prov.get("machine", {}), prov.get("git", {})
     fig.text(0.01, 0.005, f"{m.get('hostname', '?')}: {m.get('cores', '?')} cores, kernel {m.get('kernel', '?')}, "

@@ -30,6 +30,7 @@ class ExperimentResult:
     x_label: str
     x_unit: str = ""
     x_log: bool = False
+    y_log: bool = False
     kind: str = "line"  # line (numeric x) or bar (categories)
     higher_is_better: bool = True
     statistic: str = "median"  # median, or mean (with variance) for variance experiments

@@ -103,6 +103,7 @@ class BfsSemi(BfsBase):
              "(every second), DI-MMAP, all in the same cgroup (the dimmap run's measured peak), and all "
              "five files in memory without a budget for reference.")
     x_log = False
+    y_log = True  # in memory is orders of magnitude above the rest
     kind = "bar"
 
     def setup(self, ctx):
@@ -201,7 +202,7 @@ class BfsSweep(BfsBase):
             sweep = p["sweeps"][panel]
             for budget in sweep["budgets"]:
                 buf = budget - sweep["overhead_bytes"]
-                x = budget >> 20
+                x = round(budget / (1 << 20), 1)
                 for hot in shares:
                     cmd = self.bfs_cmd(ctx, p, t, self.storage, flags + ["--backend=dimmap", f"--buffer={buf}",
                                                                          f"--hot-fraction={hot}"])
@@ -225,6 +226,7 @@ class BfsPerma(perma.OnTmpfs, BfsBase):
              "each NVRAM generation (lcurr ... lnxt3, sim-opt), the same without a model, and all in memory; "
              "8x as many threads as cores (full runs also 1x).")
     x_log = False
+    y_log = True  # in memory is orders of magnitude above the rest
     kind = "bar"
 
     def thread_list(self, ctx):

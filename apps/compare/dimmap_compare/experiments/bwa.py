@@ -58,7 +58,8 @@ class BwaIndex(Experiment):
         with open(listing) as f:
             paths = {os.path.basename(l.split("\t")[0]): l.split("\t")[0] for l in f if l.strip()}
         genomes["phage lambda"] = paths["lambda.fa"]
-        genomes["E. coli K-12"] = paths["ecoli_mg1655.fa"]
+        if ctx.mode != "smoke":
+            genomes["E. coli K-12"] = paths["ecoli_mg1655.fa"]
         for length in ctx.pick(["64M", "256M"], [], []):
             genomes[f"synthetic {length}"] = ctx.data.synthetic_genome(length)
         refs = {}

@@ -59,7 +59,7 @@ class KmerLookup(Experiment):
     about = ("Lookups/s vs threads of the k-mers of simulated reads (the paper's synthetic HC1 set) in "
              "databases of six real genomes (datasets/fetch-genomes ci), gnu-hash and two-level index, Linux "
              "mmap (MADV_RANDOM) vs DI-MMAP in the same budget; the two-level DB is 4x the buffer.")
-    metric = "lookups/s"
+    metric = "lookup rate"
     unit = "k-mer lookups/s"
     requires = ("dimmap-budget", "kmer")
 
