@@ -98,4 +98,10 @@ int BackingFile::write_fd_for(uint64_t file_offset, size_t len) const {
 }
 
 
+bool BackingFile::is_hole(uint64_t offset, uint64_t len) const {
+  const off_t data = lseek(buffered_, static_cast<off_t>(offset), SEEK_DATA);
+  if (data < 0) return errno == ENXIO;  // no data after offset (EINVAL etc.: unknown, say no)
+  return static_cast<uint64_t>(data) >= offset + len;
+}
+
 }  // namespace dimmap::detail

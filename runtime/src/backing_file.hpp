@@ -28,6 +28,8 @@ class BackingFile {
   bool direct() const { return direct_ >= 0; }
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // True if [offset, offset+len) holds no data (a sparse hole), as SEEK_DATA reports.
+  bool is_hole(uint64_t offset, uint64_t len) const;
 
  private:
   int direct_ = -1;

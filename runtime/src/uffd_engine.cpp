@@ -72,6 +72,10 @@ struct Region {
   uint64_t file_offset = 0;
   bool writable = false;  // shared + PROT_WRITE: dirty tracking and writeback
   bool track_dirty = false;  // write-protect available; otherwise every mapped page counts as dirty
+  // The mapped range of the file was one hole when mapped (e.g. a fresh scratch file): pages
+  // never written back since are zeros and are filled without reading storage.
+  bool fresh = false;
+  std::vector<bool> written;  // fresh only: page written back at least once
   BackingFile file;
   unsigned loads = 0;     // reads in flight
   unsigned writes = 0;    // writebacks queued or in flight (eviction or sync)
@@ -127,6 +131,7 @@ class UffdEngine final : public Engine {
   void handle_write_protect_fault(Region* r, size_t page, char* addr);
   void start_fill(Region* r, size_t page, bool write, uint32_t tid);
   void finish_read(uint32_t slot, ssize_t result);
+  void fill_zero(Region* r, uint32_t slot, size_t page, bool write);
   void finish_write(uint64_t job_id, ssize_t result);
   void map_page(Region* r, uint32_t slot, bool write_fault);
   void fail_page(Region* r, size_t page, uint32_t tid, int err);
@@ -370,12 +375,30 @@ void UffdEngine::start_fill(Region* r, size_t page, bool write, uint32_t tid) {
     return;
   }
   st_.misses++;
+  if (r->fresh && !r->written[page]) {
+    fill_zero(r, s, page, write);
+    return;
+  }
   if (write) pages_[s].flags |= F_LOAD_WRITE;
   load_tid_[s] = tid;
   reads_in_flight_++;
   r->loads++;
   io_->push(IoOp{false, r->file.read_fd(), r->alias + page * page_size_, page_size_,
                  r->file_offset + page * page_size_, s});
+}
+
+// A page of a hole: a zeroed page in the memfd instead of a read.
+void UffdEngine::fill_zero(Region* r, uint32_t s, size_t page, bool write) {
+  static const char zeros[65536] = {};
+  const ssize_t n = pwrite(r->memfd, zeros, std::min(page_size_, sizeof zeros), static_cast<off_t>(page * page_size_));
+  if (n != static_cast<ssize_t>(std::min(page_size_, sizeof zeros))) {
+    dmp_abort(&policy_, s);
+    fail_page(r, page, 0, n < 0 ? errno : EIO);
+    return;
+  }
+  st_.zero_fills++;
+  demote(dmp_loaded(&policy_, s));
+  map_page(r, s, write);
 }
 
 void UffdEngine::finish_read(uint32_t s, ssize_t result) {
@@ -566,6 +589,8 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
   writes_in_flight_--;
   const bool ok = result >= 0 && static_cast<size_t>(result) == job.len;
   if (ok) {
+    if (r->fresh)
+      for (size_t i = 0; i < job.slots.size(); ++i) r->written[job.first_page + i] = true;
     st_.writebacks += job.slots.size();
     st_.write_ios++;
     st_.bytes_written += job.len;
@@ -631,7 +656,7 @@ void UffdEngine::start_pending() {
   // Nothing can free a slot (every page dirty and unwritable): fail the waiters rather
   // than leave them hanging.
   if (!pending_.empty() && policy_.free.len == 0 && reads_in_flight_ == 0 && writes_in_flight_ == 0 &&
-      policy_.evict.len == 0) {
+      write_backlog_.empty() && policy_.evict.len == 0) {
     log(LogLevel::error, "buffer full of pages that cannot be written back: failing %zu waiting faults",
         pending_.size());
     for (const PendingMiss& m : pending_) {
@@ -666,6 +691,8 @@ int UffdEngine::map(void* hint, size_t length, int prot, int flags, int fd, off_
   r->file_offset = static_cast<uint64_t>(offset);
   r->writable = (prot & PROT_WRITE) && (flags & MAP_SHARED);
   r->track_dirty = features_.wp_shmem;
+  r->fresh = r->file.is_hole(static_cast<uint64_t>(offset), r->length);
+  if (r->fresh) r->written.assign(r->npages, false);
   if (r->npages >= (1ull << kRegionShift)) return fail(EFBIG, "dimmap_mmap('%s'): mapping too large", path);
 
   r->memfd = memfd_create("dimmap", MFD_CLOEXEC);

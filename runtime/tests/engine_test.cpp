@@ -169,6 +169,34 @@ TEST(Engine, RandomizedIntegrityUnderEvictionPressure) {
   EXPECT_EQ(disk_mismatches, 0);
 }
 
+TEST(Engine, HolesOfASparseFileAreFilledWithoutReading) {
+  const size_t pages = 1024;
+  char path[] = "/var/tmp/dimmap-sparse-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  ASSERT_EQ(ftruncate(fd, pages * kPage), 0);  // one hole
+  Instance in(64 * kPage);
+  auto* m = static_cast<uint64_t*>(
+      dimmap_instance_mmap(in.inst, nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(m, MAP_FAILED);
+  for (size_t p = 0; p < pages; ++p) ASSERT_EQ(m[p * 512 + 3], 0u);
+  dimmap_stats_t s = in.stats();
+  EXPECT_EQ(s.zero_fills, pages);
+  EXPECT_EQ(s.bytes_read, 0u);
+  // Written pages go to the file when evicted and come back from it, not as zeros.
+  for (size_t p = 0; p < pages; ++p) m[p * 512 + 3] = pattern_word(p, 3, 1);
+  for (size_t p = 0; p < pages; ++p) ASSERT_EQ(m[p * 512 + 3], pattern_word(p, 3, 1)) << "page " << p;
+  s = in.stats();
+  EXPECT_GT(s.bytes_read, 0u);
+  expect_consistent(s);
+  ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0);
+  uint64_t v = 0;
+  ASSERT_EQ(pread(fd, &v, 8, 700 * kPage + 24), 8);
+  EXPECT_EQ(v, pattern_word(700, 3, 1));
+  close(fd);
+}
+
 TEST(Engine, SystemCallsReadAndWriteMappedMemory) {
   const size_t pages = 256;
   TempFile src(pages), dst(pages, "dimmap-dst");

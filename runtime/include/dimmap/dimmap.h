@@ -56,6 +56,7 @@ struct dimmap_stats {
 	uint64_t buffer_pages;     /* size of the buffer in pages */
 	uint64_t resident_pages;   /* pages holding data now (all queues) */
 	uint64_t dirty_pages;      /* resident pages not yet written back */
+	uint64_t zero_fills;       /* misses on never-written pages of a sparse file: no read */
 };
 /* The function dimmap_stats() hides the struct tag in C++: use this name there. */
 typedef struct dimmap_stats dimmap_stats_t;
@@ -99,7 +100,9 @@ int dimmap_instance_stats(struct dimmap_instance *inst, struct dimmap_stats *out
 /* mmap-compatible calls on the default instance (created on first use from the
  * environment). fd may be a regular file or a block device; offset must be page aligned
  * and the mapping must lie within the file. MAP_SHARED writes reach the file on eviction
- * or msync; MAP_PRIVATE mappings must be read-only. Mappings are not inherited by fork(). */
+ * or msync; MAP_PRIVATE mappings must be read-only. Mappings are not inherited by fork().
+ * While mapped, change the file only through the mapping: the buffer caches its pages
+ * (holes of a sparse file are served as zeros without reading it). */
 void *dimmap_mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset);
 /* Writes dirty pages back, then unmaps. The whole mapping must be unmapped at once.
  * If writeback fails, returns -1 (errno EIO/ENOSPC) and leaves the mapping intact. */
