@@ -57,6 +57,7 @@ constexpr uint8_t F_WRITABLE = 0x04;   // mapped without write protection
 constexpr uint8_t F_ZAP = 0x08;        // demoted; its PTE removal waits in the zap batch
 constexpr uint8_t F_WANTED = 0x10;     // faulted while leaving: recover instead of freeing
 constexpr uint8_t F_LOAD_WRITE = 0x20; // a write fault is waiting for this load
+constexpr uint8_t F_ALIAS = 0x40;      // written back through the alias: an alias PTE may exist
 
 constexpr unsigned kRegionShift = 36;  // key = region id << 36 | page index (256 TiB per mapping)
 constexpr size_t kMaxWriteRun = 512;   // pages per coalesced writeback (FastMap writes up to 512)
@@ -139,7 +140,7 @@ class UffdEngine final : public Engine {
   void flush_zaps();
   void evict();
   void start_pending();
-  void release_slot(uint32_t slot, bool alias_mapped);
+  void release_slot(uint32_t slot);
   void flush_frees();
 
   // ---- helpers ----
@@ -171,6 +172,11 @@ class UffdEngine final : public Engine {
   std::vector<dmp_page> pages_;
   std::vector<dmp_bucket> buckets_;
   std::vector<uint32_t> load_tid_;  // faulting thread of each loading slot (SIGBUS fallback)
+  // Reads land in staging pages and are copied into the memfd with one pwrite: the engine
+  // never maps a page it fills, so freeing the page later needs no TLB shootdown.
+  char* staging_ = nullptr;
+  std::vector<uint32_t> staging_free_;
+  std::vector<uint32_t> load_staging_;  // staging page of each loading slot
 
   std::map<uintptr_t, Region*> by_addr_;
   std::unordered_map<uint32_t, Region*> by_id_;
@@ -207,6 +213,12 @@ int UffdEngine::start() {
   load_tid_.assign(par_.npages, 0);
   dmp_init(&policy_, &par_, pages_.data(), buckets_.data());
   batch_.resize(par_.batch);
+  void* st = mmap(nullptr, size_t(cfg_.io_depth) * page_size_, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (st == MAP_FAILED) return fail(errno, "cannot allocate %u staging pages: %s", cfg_.io_depth, std::strerror(errno));
+  staging_ = static_cast<char*>(st);
+  for (uint32_t k = cfg_.io_depth; k-- > 0;) staging_free_.push_back(k);
+  load_staging_.assign(par_.npages, 0);
   st_.buffer_pages = par_.npages;
 
   uffd_ = uffd_open(&features_);
@@ -241,6 +253,7 @@ UffdEngine::~UffdEngine() {
   io_.reset();  // waits for nothing: no regions remain, so nothing is in flight
   if (ctl_fd_ >= 0) close(ctl_fd_);
   if (uffd_ >= 0) close(uffd_);
+  if (staging_) munmap(staging_, size_t(cfg_.io_depth) * page_size_);
 }
 
 void UffdEngine::wake_server() {
@@ -381,9 +394,12 @@ void UffdEngine::start_fill(Region* r, size_t page, bool write, uint32_t tid) {
   }
   if (write) pages_[s].flags |= F_LOAD_WRITE;
   load_tid_[s] = tid;
+  const uint32_t k = staging_free_.back();  // reads in flight < io_depth: one is free
+  staging_free_.pop_back();
+  load_staging_[s] = k;
   reads_in_flight_++;
   r->loads++;
-  io_->push(IoOp{false, r->file.read_fd(), r->alias + page * page_size_, page_size_,
+  io_->push(IoOp{false, r->file.read_fd(), staging_ + size_t(k) * page_size_, page_size_,
                  r->file_offset + page * page_size_, s});
 }
 
@@ -407,16 +423,24 @@ void UffdEngine::finish_read(uint32_t s, ssize_t result) {
   reads_in_flight_--;
   r->loads--;
   io_done_.notify_all();
+  const uint32_t k = load_staging_[s];
+  char* data = staging_ + size_t(k) * page_size_;
+  staging_free_.push_back(k);
   const uint64_t off = r->file_offset + page * page_size_;
   const uint64_t want = std::min<uint64_t>(page_size_, r->file.size() > off ? r->file.size() - off : 0);
+  if (result >= 0 && static_cast<uint64_t>(result) >= want) {
+    if (static_cast<uint64_t>(result) < page_size_)  // the file's last page: zero the tail
+      std::memset(data + result, 0, page_size_ - result);
+    // Into the memfd's page cache (allocating the page) without mapping it anywhere.
+    const ssize_t n = pwrite(r->memfd, data, page_size_, static_cast<off_t>(page * page_size_));
+    if (n != static_cast<ssize_t>(page_size_)) result = n < 0 ? -errno : -ENOMEM;
+  }
   if (result < 0 || static_cast<uint64_t>(result) < want) {
     const int err = result < 0 ? static_cast<int>(-result) : EIO;
     dmp_abort(&policy_, s);
     fail_page(r, page, load_tid_[s], err);
     return;
   }
-  if (static_cast<uint64_t>(result) < page_size_)  // the file's last page: zero the tail
-    std::memset(r->alias + page * page_size_ + result, 0, page_size_ - result);
   st_.bytes_read += static_cast<uint64_t>(result);
   const bool write = pages_[s].flags & F_LOAD_WRITE;
   pages_[s].flags &= ~F_LOAD_WRITE;
@@ -480,9 +504,10 @@ void UffdEngine::flush_zaps() {
     Region* r = region_of_slot(s);
     const size_t off = page_of_slot(s) * page_size_;
     zaps_.add(r->addr + off, page_size_);
-    // The alias PTE goes in the same flush: freeing the page later then finds no PTE left
-    // and needs no TLB shootdown of its own.
-    zaps_.add(r->alias + off, page_size_);
+    // A page written back through the alias is mapped there too: drop that PTE in the same
+    // flush, so freeing the page later finds no PTE and needs no TLB shootdown of its own.
+    if (pages_[s].flags & F_ALIAS) zaps_.add(r->alias + off, page_size_);
+    pages_[s].flags &= ~F_ALIAS;
   }
   zap_list_.clear();
   if (zaps_.size() == 0) return;
@@ -508,19 +533,18 @@ void UffdEngine::evict() {
       if (pages_[s].flags & F_DIRTY)
         dirty.push_back(s);
       else
-        release_slot(s, false);
+        release_slot(s);
     }
     flush_frees();
     if (!dirty.empty()) submit_writes(dirty, true, nullptr);
   }
 }
 
-// A leaving page is clean (or written back, or its file is gone): free its memory and its
-// slot. Writing it back through the alias may have mapped the alias page again: drop that
-// PTE in the batched unmap before the free (see flush_frees).
-void UffdEngine::release_slot(uint32_t s, bool alias_mapped) {
+// A leaving page is clean or written back: free its memory and its slot. If the alias maps
+// it (writeback), that PTE goes in the batched unmap before the free (see flush_frees).
+void UffdEngine::release_slot(uint32_t s) {
   Region* r = region_of_slot(s);
-  if (alias_mapped) zaps_.add(r->alias + page_of_slot(s) * page_size_, page_size_);
+  if (pages_[s].flags & F_ALIAS) zaps_.add(r->alias + page_of_slot(s) * page_size_, page_size_);
   frees_.add(r->alias + page_of_slot(s) * page_size_, page_size_);
   dmp_release(&policy_, s);
   st_.evictions++;
@@ -550,7 +574,7 @@ void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction, Sync
     job.sync = sync;
     size_t j = i;
     while (j < dirty.size() && j - i < kMaxWriteRun && pages_[dirty[j]].key == pages_[dirty[i]].key + (j - i)) {
-      pages_[dirty[j]].flags |= DMP_F_BUSY;
+      pages_[dirty[j]].flags |= DMP_F_BUSY | F_ALIAS;
       pages_[dirty[j]].flags &= ~F_DIRTY;
       job.slots.push_back(dirty[j]);
       ++j;
@@ -612,7 +636,7 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
     if (!ok || (!job.eviction && !r->track_dirty)) pages_[s].flags |= F_DIRTY;
     if (!job.eviction) continue;
     if (ok && !(pages_[s].flags & F_WANTED)) {
-      release_slot(s, true);
+      release_slot(s);
       continue;
     }
     // Faulted while leaving, or not written: back into the buffer (data kept).
