@@ -715,7 +715,8 @@ int UffdEngine::map(void* hint, size_t length, int prot, int flags, int fd, off_
   r->file_offset = static_cast<uint64_t>(offset);
   r->writable = (prot & PROT_WRITE) && (flags & MAP_SHARED);
   r->track_dirty = features_.wp_shmem;
-  r->fresh = r->file.is_hole(static_cast<uint64_t>(offset), r->length);
+  // With a latency model every fill is a device read, holes included.
+  r->fresh = !cfg_.perma[0] && r->file.is_hole(static_cast<uint64_t>(offset), r->length);
   if (r->fresh) r->written.assign(r->npages, false);
   if (r->npages >= (1ull << kRegionShift)) return fail(EFBIG, "dimmap_mmap('%s'): mapping too large", path);
 
