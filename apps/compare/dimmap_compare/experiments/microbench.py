@@ -43,11 +43,11 @@ class Microbench(Experiment):
 
     def setup(self, ctx):
         size = parse_size(ctx.pick("2G", "64M", "16M"))
-        slack = parse_size(ctx.pick("16M", "8M", "8M"))  # the query process beside its buffer
+        slack = parse_size(ctx.pick("32M", "8M", "8M"))  # the query process beside its buffer
         budget = ctx.budget(size // 4 + slack)
         p = {"data_bytes": size, "data_label": f"data {format_size(size)} per structure", "budget_bytes": budget,
              "buffer_bytes": budget - slack, "slack_bytes": slack,
-             "threads": ctx.threads([1, 4, 16, 64], [4, 16], [4]), "queries": ctx.pick(20000, 1000, 200)}
+             "threads": ctx.threads([1, 4, 16, 64], [4, 16], [4]), "queries": ctx.pick(20000, 300, 100)}
         p["files"] = {s: ctx.data.microbench_file(s, size) for s in STRUCTURES}
         return p
 
