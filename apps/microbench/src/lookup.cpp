@@ -43,7 +43,10 @@ LookupResult run_with(const Finder& find, uint64_t entries, uint64_t data_seed, 
         const uint64_t lo = next.fetch_add(kChunk, std::memory_order_relaxed);
         if (lo >= opt.queries || Clock::now() > deadline) break;
         const uint64_t hi = std::min(opt.queries, lo + kChunk);
-        for (uint64_t q = lo; q < hi; ++q) {
+        uint64_t q = lo;
+        for (; q < hi; ++q) {
+          // A slow placement may take seconds per chunk: look at the clock every 16 lookups.
+          if (q % 16 == 0 && q != lo && Clock::now() > deadline) break;
           const uint64_t j = query_index(opt.seed, q, entries);
           const uint64_t key = key_of(j, data_seed);
           uint64_t value = 0;
@@ -52,7 +55,8 @@ LookupResult run_with(const Finder& find, uint64_t entries, uint64_t data_seed, 
           local.checksum += hit ? value : 0;
           local.wrong += hit != (j < entries) || (hit && value != value_of(key));
         }
-        local.answered += hi - lo;
+        local.answered += q - lo;
+        if (q < hi) break;
       }
       tally[t] = local;
     });

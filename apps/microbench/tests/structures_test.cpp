@@ -114,7 +114,6 @@ TEST(StructureFile, ATimeLimitStopsTheRunEarlyWithCorrectAnswers) {
   const microbench::LookupResult r = microbench::run_lookups(f, {asked, 4, 3, 0.2});
   EXPECT_GT(r.queries, 0u);
   EXPECT_LT(r.queries, asked);
-  EXPECT_EQ(r.queries % 256, 0u) << "whole chunks only";
   EXPECT_EQ(r.wrong, 0u);
   EXPECT_LT(r.seconds, 10.0);
 }
