@@ -24,9 +24,12 @@ int dm_read_page(struct dm_link *link, pgoff_t pgoff, struct folio *folio)
 	struct bio_vec bv;
 	ssize_t done;
 
+	u64 due = dm_perma_begin(1);
+
 	bvec_set_page(&bv, folio_page(folio, 0), PAGE_SIZE, 0);
 	iov_iter_bvec(&iter, ITER_DEST, &bv, 1, PAGE_SIZE);
 	done = vfs_iter_read(link->backing, &iter, &pos, 0);
+	dm_perma_end(due, 1);
 	if (done < 0)
 		return done;
 	/* A regular file that shrank after the link: the missing tail is an I/O error. */
@@ -37,6 +40,8 @@ void dm_write_batch_init(struct dm_write_batch *batch)
 {
 	atomic_set(&batch->pending, 1);	/* the submitter's, dropped by dm_write_wait */
 	init_completion(&batch->done);
+	batch->perma_due = 0;
+	batch->perma_requests = 0;
 }
 
 static void dm_write_done(struct kiocb *iocb, long ret)
@@ -61,6 +66,12 @@ void dm_write_start(struct dm_link *link, pgoff_t pgoff, struct bio_vec *bv, uns
 	struct iov_iter iter;
 	ssize_t ret;
 
+	u64 due = dm_perma_begin(n);
+
+	if (due) {
+		batch->perma_due = max(batch->perma_due, due);
+		batch->perma_requests++;
+	}
 	w->batch = batch;
 	w->bytes = (size_t)n << PAGE_SHIFT;
 	atomic_inc(&batch->pending);
@@ -82,4 +93,5 @@ void dm_write_wait(struct dm_write_batch *batch)
 {
 	if (!atomic_dec_and_test(&batch->pending))
 		wait_for_completion(&batch->done);
+	dm_perma_end(batch->perma_due, batch->perma_requests);
 }

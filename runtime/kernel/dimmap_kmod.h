@@ -70,6 +70,8 @@ struct dm_flush_entry {
 struct dm_write_batch {
 	atomic_t pending;
 	struct completion done;
+	u64 perma_due;			/* latency model: the batch's last completion */
+	unsigned int perma_requests;
 };
 
 /* One write of adjacent pages, possibly completing asynchronously (O_DIRECT). */
@@ -141,6 +143,11 @@ void dm_write_batch_init(struct dm_write_batch *batch);
 void dm_write_start(struct dm_link *link, pgoff_t pgoff, struct bio_vec *bv, unsigned int n,
 		    struct dm_write *w, struct dm_write_batch *batch);
 void dm_write_wait(struct dm_write_batch *batch);
+
+/* dimmap_perma.c: the optional PerMA latency model (module parameter perma=) */
+int dm_perma_init(void);
+u64 dm_perma_begin(unsigned int pages);
+void dm_perma_end(u64 due, unsigned int requests);
 
 /* dimmap_link.c: /dev/dimmapN */
 int dm_link_create(int fd, struct dm_buffer *buf, struct dm_link **out);

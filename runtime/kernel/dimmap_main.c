@@ -136,6 +136,9 @@ static int __init dm_init(void)
 	err = dm_check_params();
 	if (err)
 		return err;
+	err = dm_perma_init();
+	if (err)
+		return err;
 	dm_mnt = kern_mount(&dm_fs_type);
 	if (IS_ERR(dm_mnt))
 		return PTR_ERR(dm_mnt);

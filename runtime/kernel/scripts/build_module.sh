@@ -15,7 +15,7 @@ kdir=/lib/modules/$rel/build
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 for f in "$kernel"/Kbuild "$kernel"/*.c "$kernel"/*.h "$runtime"/policy/dimmap_policy.c \
-	"$runtime"/policy/dimmap_policy.h "$runtime"/include/dimmap/dimmap_uapi.h; do
+	"$runtime"/policy/dimmap_policy.h "$runtime"/policy/perma_model.c "$runtime"/policy/perma_model.h "$runtime"/include/dimmap/dimmap_uapi.h; do
 	ln -sf "$f" "$out/$(basename "$f")"
 done
 log="$out/build.log"

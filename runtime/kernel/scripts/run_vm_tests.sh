@@ -123,7 +123,7 @@ timeout 600 qemu-system-x86_64 -nographic -no-reboot -m 512M -smp 2 \
 	-drive "file=$work/vda.img,format=raw,if=virtio" \
 	-drive "file=$work/vdb.img,format=raw,if=virtio" $drives \
 	</dev/null >"$console" 2>&1 || status=$?
-tr -d '\r' < "$console" | grep -E '^(DMT-|workload|verify|buffer|ioctl|file link|libdimmap|without|MemAvailable|FAIL|mismatch|/dev/dimmap|dimmap.ko|LRIOT|BENCH)' || true
+tr -d '\r' < "$console" | grep -E '^(DMT-|workload|verify|buffer|ioctl|file link|libdimmap|without|MemAvailable|FAIL|mismatch|/dev/dimmap|dimmap.ko|LRIOT|BENCH|latency)' || true
 if [ "$status" != 0 ]; then
 	echo "run_vm_tests.sh: qemu exited with status $status (124 = timeout); console:" >&2
 	tail -n 80 "$console" >&2

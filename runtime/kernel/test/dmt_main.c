@@ -10,13 +10,18 @@
  *   dimmap-vmtest ioctls --blockdev=/dev/vdX --buffers=N
  *   dimmap-vmtest filelink --dir=DIR --buffer=B
  *   dimmap-vmtest writeerrors --dir=DIR --buffer=B              (mounts a tiny tmpfs)
+ *   dimmap-vmtest latency --dev=/dev/dimmapN --pages=N --min-ns=T  (N cold reads take >= N*T)
  * PLAN: --pages=N --seed=S [--shared=N] [--threads=N] [--ops=N] [--write-pct=P]
  * Exit status 0 when every check passed; failures print lines starting with FAIL.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "dmt.h"
 
@@ -25,6 +30,7 @@ struct dmt_args {
 	const char *image, *dev, *blockdev, *dir;
 	int buffers, buffer, quiet_buffer;
 	unsigned int procs;
+	unsigned long long min_ns;
 };
 
 static int dmt_parse(int argc, char **argv, struct dmt_args *a)
@@ -37,6 +43,7 @@ static int dmt_parse(int argc, char **argv, struct dmt_args *a)
 		{ "blockdev", required_argument, 0, 'b' }, { "buffers", required_argument, 0, 'B' },
 		{ "buffer", required_argument, 0, 'u' }, { "dir", required_argument, 0, 'D' },
 		{ "quiet-buffer", required_argument, 0, 'q' }, { "procs", required_argument, 0, 'P' },
+		{ "min-ns", required_argument, 0, 'L' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -47,6 +54,9 @@ static int dmt_parse(int argc, char **argv, struct dmt_args *a)
 		switch (c) {
 		case 'i':
 			a->image = optarg;
+			break;
+		case 'L':
+			a->min_ns = strtoull(optarg, NULL, 0);
 			break;
 		case 'p':
 			a->plan.npages = strtoull(optarg, NULL, 0);
@@ -108,6 +118,43 @@ static int dmt_verify(const struct dmt_args *a)
 	return bad != 0;
 }
 
+/*
+ * The PerMA model only ever adds delay: one thread reading pages it has never touched
+ * (each a miss) cannot be faster than pages * the model's latency for one request.
+ */
+static int dmt_check_latency(const char *dev, unsigned long long pages, unsigned long long min_ns)
+{
+	volatile const char *m;
+	struct timespec t0, t1;
+	unsigned long long i, ns;
+	long sum = 0;
+	int fd = open(dev, O_RDONLY);
+
+	if (fd < 0 || !pages) {
+		printf("FAIL latency: cannot open %s\n", dev);
+		return 1;
+	}
+	m = mmap(NULL, pages * 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		printf("FAIL latency: cannot map %s\n", dev);
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < pages; i++)
+		sum += m[i * 4096];
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ns = (t1.tv_sec - t0.tv_sec) * 1000000000ull + t1.tv_nsec - t0.tv_nsec;
+	printf("latency: %llu misses in %llu ns: %llu ns each (model %llu) [%ld]\n", pages, ns, ns / pages,
+	       min_ns, sum & 1);
+	munmap((void *)m, pages * 4096);
+	close(fd);
+	if (ns < pages * min_ns) {
+		printf("FAIL latency: faster than the model allows\n");
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -124,6 +171,8 @@ int main(int argc, char **argv)
 		return dmt_check_file_link(a.dir, a.buffer) != 0;
 	if (!strcmp(cmd, "writeerrors"))
 		return dmt_check_write_errors(a.dir, a.buffer) != 0;
+	if (!strcmp(cmd, "latency") && a.dev)
+		return dmt_check_latency(a.dev, a.plan.npages, a.min_ns);
 	if (dmt_plan_check(&a.plan))
 		return 2;
 	if (!strcmp(cmd, "verify"))

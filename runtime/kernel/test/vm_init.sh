@@ -105,6 +105,15 @@ module_checks() {
 	check libdimmap_kmod dimmap-api-vmtest --dir=/tmp
 	check rmmod rmmod dimmap
 	check no_leak check_no_leak
+
+	# PerMA latency model: D = 2 ms per page read, far above a read under TCG, so the
+	# lower bound can only hold if the module adds the delay.
+	check insmod_perma insmod /lib/dimmap.ko buffer_size=4M perma=2000000,0,0,0,0
+	dev=$(dimmapctl link /dev/vdb)
+	check perma_latency dimmap-vmtest latency --dev="$dev" --pages=50 --min-ns=2000000
+	check unlink_perma dimmapctl unlink "$dev"
+	check rmmod_perma rmmod dimmap
+	check perma_bad_spec sh -c '! insmod /lib/dimmap.ko perma=warp9 2>/dev/null'
 }
 
 [ "${BENCH_ONLY:-0}" = 1 ] || module_checks
