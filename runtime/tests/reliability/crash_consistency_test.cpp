@@ -74,6 +74,28 @@ void read_records(int fd, std::vector<CrashRecord>* out, std::chrono::steady_clo
   }
 }
 
+// For the lead's diagnosis of a lost page: the versions its words hold, whether the data
+// shows up a moment later (a write still landing after msync returned), and its history.
+std::string describe_lost_page(int fd, uint32_t p, const uint64_t* words,
+                               const std::vector<CrashRecord>& records) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t w = 0; w < kWordsPerPage; ++w) lo = std::min(lo, version_of(words[w])), hi = std::max(hi, version_of(words[w]));
+  std::string out = " (its words hold versions " + std::to_string(lo) + ".." + std::to_string(hi);
+  usleep(200000);
+  alignas(4096) uint64_t again[kWordsPerPage];
+  if (pread(fd, again, kPageBytes, static_cast<off_t>(uint64_t{p} * kPageBytes)) == static_cast<ssize_t>(kPageBytes))
+    out += std::equal(again, again + kWordsPerPage, words) ? "; same 200 ms later"
+                                                           : "; CHANGED 200 ms later: a write landed after the kill";
+  out += "; history:";
+  std::vector<std::string> events;
+  for (const CrashRecord& r : records)
+    for (uint32_t i = 0; i < r.count; ++i)
+      if (r.first + i * r.stride == p)
+        events.push_back(std::string(r.type == CrashMsg::start ? " start " : " durable ") + std::to_string(r.version));
+  for (size_t i = events.size() > 12 ? events.size() - 12 : 0; i < events.size(); ++i) out += events[i];
+  return out + ")";
+}
+
 Outcome check_file(const std::string& path, const std::vector<CrashRecord>& records) {
   std::vector<uint32_t> durable(kPages, 0), started(kPages, 0);
   Outcome o;
@@ -85,11 +107,12 @@ Outcome check_file(const std::string& path, const std::vector<CrashRecord>& reco
       if (p < kPages) v[p] = std::max(v[p], r.version);
     }
   }
-  const int fd = open(path.c_str(), O_RDONLY);
+  // Read the storage itself (O_DIRECT): no cached copy can stand in for what is on disk.
+  const int fd = open(path.c_str(), O_RDONLY | O_DIRECT);
   EXPECT_GE(fd, 0) << path;
-  std::vector<uint64_t> page(kWordsPerPage);
+  alignas(4096) uint64_t page[kWordsPerPage];
   for (uint32_t p = 0; p < kPages; ++p) {
-    EXPECT_EQ(pread(fd, page.data(), kPageBytes, static_cast<off_t>(uint64_t{p} * kPageBytes)),
+    EXPECT_EQ(pread(fd, page, kPageBytes, static_cast<off_t>(uint64_t{p} * kPageBytes)),
               static_cast<ssize_t>(kPageBytes));
     bool lost = false, newer = false;
     for (size_t w = 0; w < kWordsPerPage; ++w) {
@@ -105,7 +128,8 @@ Outcome check_file(const std::string& path, const std::vector<CrashRecord>& reco
       }
     }
     if (lost && o.lost_pages++ < 3)
-      o.first_problem += "page " + std::to_string(p) + " lost durable version " + std::to_string(durable[p]) + "; ";
+      o.first_problem += "page " + std::to_string(p) + " lost durable version " + std::to_string(durable[p]) +
+                         describe_lost_page(fd, p, page, records) + "; ";
     o.newer_pages += newer;
   }
   close(fd);

@@ -33,7 +33,7 @@ void create_pattern_file(const std::string& path, uint64_t pages, uint64_t versi
 }
 
 int64_t page_version(int fd, uint64_t page) {
-  uint64_t buf[kWordsPerPage];
+  alignas(4096) uint64_t buf[kWordsPerPage];  // fd may be O_DIRECT
   if (pread(fd, buf, kPageBytes, static_cast<off_t>(page * kPageBytes)) != static_cast<ssize_t>(kPageBytes))
     return -1;
   const uint64_t v = version_of(buf[0]);
