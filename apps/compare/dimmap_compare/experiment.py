@@ -9,6 +9,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
+from . import provenance
 from .datasets import DataError
 from .results import ExperimentResult
 from .runner import MISSING, OK, SKIPPED, WRONG, Run
@@ -85,10 +86,12 @@ class Experiment:
 
 
 def new_result(exp, ctx):
+    # The machine's load when this experiment starts: the one number that changes during a run.
+    prov = dict(ctx.provenance, machine=dict(ctx.provenance["machine"], load_average=provenance.load_average()))
     return ExperimentResult(
         name=exp.name, figure=exp.figure, title=exp.title, about=exp.about, metric=exp.metric, unit=exp.unit,
         x_label=exp.x_label, x_unit=exp.x_unit, x_log=exp.x_log, y_log=exp.y_log, kind=exp.kind,
-        higher_is_better=exp.higher_is_better, statistic=exp.statistic, provenance=ctx.provenance,
+        higher_is_better=exp.higher_is_better, statistic=exp.statistic, provenance=prov,
         started=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         params={"mode": ctx.mode, "repeat": exp.repeats(ctx)})
 

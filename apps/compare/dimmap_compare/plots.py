@@ -32,16 +32,23 @@ def _error_bars(points, statistic):
     return [lo, hi]
 
 
+def _colors(result):
+    """One colour per configuration, the same in every panel."""
+    return {c: f"C{i % 10}" for i, c in enumerate(result.configs())}
+
+
 def _draw_lines(ax, result, panel, summary):
+    colors = _colors(result)
     for config in result.configs(panel):
         pts = [s for s in summary if s["config"] == config and s["value"] is not None]
         bad = [s for s in summary if s["config"] == config and s["value"] is None]
         if not pts:
-            ax.plot([], [], linestyle="none", marker="x", label=f"{config} (no result: {bad[0]['status']})")
+            ax.plot([], [], linestyle="none", marker="x", color=colors[config],
+                    label=f"{config} (no result: {bad[0]['status']})")
             continue
         label = config + (f" ({len(bad)} point(s) without result)" if bad else "")
         ax.errorbar([s["x"] for s in pts], [s["value"] for s in pts], yerr=_error_bars(pts, result.statistic),
-                    marker="o", capsize=3, label=label)
+                    marker="o", capsize=3, label=label, color=colors[config])
     if result.x_log:
         ax.set_xscale("log", base=2)
         xs = sorted({s["x"] for s in summary})
@@ -52,6 +59,7 @@ def _draw_lines(ax, result, panel, summary):
 def _draw_bars(ax, result, panel, summary):
     xs = result.xs(panel)
     configs = result.configs(panel)
+    colors = _colors(result)
     width = 0.8 / max(len(configs), 1)
     for i, config in enumerate(configs):
         pos, vals, pts = [], [], []
@@ -65,7 +73,7 @@ def _draw_bars(ax, result, panel, summary):
             elif s:
                 ax.annotate(s["status"], (p, 0), rotation=90, ha="center", va="bottom", fontsize=7, color="red")
         bars = ax.bar(pos, vals, width, label=config, yerr=_error_bars(pts, result.statistic) if pts else None,
-                      capsize=2)
+                      capsize=2, color=colors[config])
         if not pts:
             bars.set_label(f"{config} (no result)")
     ax.set_xticks(range(len(xs)))

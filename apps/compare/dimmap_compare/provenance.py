@@ -26,6 +26,10 @@ def _output(cmd, cwd=None):
         return ""
 
 
+def load_average():
+    return " ".join(_read("/proc/loadavg").split()[:3])
+
+
 def machine(data_dir):
     cpu = re.search(r"^model name\s*:\s*(.+)$", _read("/proc/cpuinfo"), re.M)
     mem = re.search(r"^MemTotal:\s*(\d+) kB", _read("/proc/meminfo"), re.M)
@@ -36,7 +40,7 @@ def machine(data_dir):
         "cpu": cpu.group(1) if cpu else platform.processor(),
         "cores": os.cpu_count(),
         "memory_bytes": int(mem.group(1)) * 1024 if mem else None,
-        "load_average": " ".join(_read("/proc/loadavg").split()[:3]),
+        "load_average": load_average(),
         "cgroup": "v1" if os.path.exists("/sys/fs/cgroup/memory/memory.limit_in_bytes") else "v2",
         "data_filesystem": _filesystem(data_dir),
         "data_free_bytes": st.f_bavail * st.f_frsize,

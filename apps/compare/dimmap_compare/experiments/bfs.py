@@ -186,9 +186,10 @@ class BfsSweep(BfsBase):
         for panel, (flags, placed, _) in self.PANELS.items():
             data = p["graph_bytes"] + (p["algo_bytes"] if placed == "all" else 0)
             overhead = self.overhead(ctx, p, flags + ["--backend=dimmap"], max(data // 4, 1 << 20), self.storage)
-            # From a buffer of a quarter (full: half) of the data, or from --budget, halving each step.
-            top = ctx.budget_override or max(data // ctx.pick(2, 4, 4), 1 << 20) + overhead
-            budgets = [top >> i for i in range(steps) if (top >> i) - overhead >= (1 << 20)]
+            # The buffer starts at a quarter (full: half) of the data, or at what --budget leaves,
+            # and halves each step; the process's own memory stays.
+            top = ctx.budget_override - overhead if ctx.budget_override else data // ctx.pick(2, 4, 4)
+            budgets = [(top >> i) + overhead for i in range(steps) if (top >> i) >= (1 << 20)]
             if not budgets:
                 raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
             p["sweeps"][panel] = {"overhead_bytes": overhead, "budgets": budgets}
