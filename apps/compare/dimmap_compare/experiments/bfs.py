@@ -4,8 +4,9 @@ on Linux mmap or on DI-MMAP, every search validated (Graph500 rules, untimed).
   bfs-full    DI-MMAP 2015 Fig. 12: fully external, TEPS vs threads
   bfs-sweep   DI-MMAP 2015 Figs. 11/13: fully external as the budget shrinks, hot FIFO 75/50/0 %
   bfs-perma   PerMA 2012 Fig. 9: fully external on modelled NVRAM generations
-Equal budgets are measured, as graph/bench/bfs-bench does: a calibration run of the dimmap
-configuration gives its peak memory, and every configuration gets that (+5%)."""
+Equal budgets are measured, much as graph/bench/bfs-bench does: a calibration run of the dimmap
+configuration gives the process's memory beside its buffer (+5%), and every configuration gets
+the buffer plus that."""
 import os
 import re
 
@@ -100,7 +101,8 @@ class BfsSemi(BfsBase):
     title = "Semi-external BFS: graph on storage, algorithmic data in memory"
     about = ("TEPS of the BFS with vertex and edge files on storage (4x the DI-MMAP buffer) and the three "
              "algorithmic files in anonymous memory: Linux mmap, mmap with a MADV_DONTNEED helper thread "
-             "(every second), DI-MMAP, all in the same cgroup (the dimmap run's measured peak), and all "
+             "(every second), DI-MMAP, all in the same cgroup (the buffer plus the process memory measured "
+             "in a calibration run), and all "
              "five files in memory without a budget for reference.")
     x_log = False
     y_log = True  # in memory is orders of magnitude above the rest
@@ -138,7 +140,8 @@ class BfsFull(BfsBase):
     figure = "DI-MMAP 2015 Fig. 12"
     title = "Fully external BFS: all five files on storage"
     about = ("TEPS vs threads with all five files on storage (4x the DI-MMAP buffer): Linux mmap vs "
-             "DI-MMAP (hot FIFO 75%) in the same cgroup (the dimmap run's measured peak).")
+             "DI-MMAP (hot FIFO 75%) in the same cgroup (the buffer plus the process memory measured in a "
+             "calibration run).")
 
     def thread_list(self, ctx):
         return ctx.threads([2, 8, 32, 128], [4, 16], [4])
