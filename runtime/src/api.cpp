@@ -190,6 +190,35 @@ extern "C" int dimmap_discard(void* addr, size_t length) {
   return inst->engine->discard(addr, length);
 }
 
+extern "C" int dimmap_prefetchv(const struct iovec* ranges, size_t count) {
+  dimmap::detail::clear_error();
+  if (count > 0 && !ranges) return fail(EINVAL, "dimmap_prefetchv: null ranges");
+  // Consecutive ranges of one buffer go to its engine in one call.
+  for (size_t i = 0; i < count;) {
+    dimmap_instance* inst = nullptr;
+    size_t j = i;
+    {
+      Registry& r = registry();
+      std::shared_lock<std::shared_mutex> lock(r.mu);
+      for (; j < count; ++j) {
+        uintptr_t start = 0;
+        const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(ranges[j].iov_base), &start);
+        if (!m) return fail(ENOMEM, "dimmap_prefetch(%p): not in a dimmap mapping", ranges[j].iov_base);
+        if (inst && m->instance != inst) break;
+        inst = m->instance;
+      }
+    }
+    if (int rc = inst->engine->prefetch(ranges + i, j - i); rc < 0) return rc;
+    i = j;
+  }
+  return 0;
+}
+
+extern "C" int dimmap_prefetch(void* addr, size_t length) {
+  struct iovec range = {addr, length};
+  return dimmap_prefetchv(&range, 1);
+}
+
 extern "C" int dimmap_instance_stats(struct dimmap_instance* inst, struct dimmap_stats* out) {
   if (!inst || !out) return fail(EINVAL, "dimmap_instance_stats: null argument");
   inst->engine->stats(out);

@@ -4,6 +4,7 @@
 
 #include <dimmap/dimmap.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <memory>
@@ -21,6 +22,8 @@ class Engine {
   // Drops the range's pages without writing them back (scratch data). The default keeps
   // them: correct, only slower.
   virtual int discard(void* addr, size_t length) { return 0; }
+  // Starts reading the ranges' missing pages without waiting (a hint; default: nothing).
+  virtual int prefetch(const struct iovec* ranges, size_t n) { return 0; }
   virtual void stats(struct dimmap_stats* out) const = 0;
   virtual size_t mapped_regions() const = 0;
 };

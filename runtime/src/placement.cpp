@@ -126,6 +126,25 @@ uint64_t parse_size(std::string_view text, std::string_view what) {
   return bytes;
 }
 
+void prefetch(const struct iovec* ranges, size_t count) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  size_t i = 0;
+  while (i < count) {
+    // Runs of ranges in dimmap mappings go to the engine together.
+    size_t j = i;
+    while (j < count && dimmap_is_mapped(ranges[j].iov_base)) ++j;
+    if (j > i) {
+      dimmap_prefetchv(ranges + i, j - i);
+      i = j;
+      continue;
+    }
+    const uintptr_t a = reinterpret_cast<uintptr_t>(ranges[i].iov_base);
+    const uintptr_t start = a & ~(page - 1);
+    ::madvise(reinterpret_cast<void*>(start), a + ranges[i].iov_len - start, MADV_WILLNEED);
+    ++i;
+  }
+}
+
 // ---- Buffer ----
 
 Buffer::Buffer(const dimmap_config& config) : config_(config) {

@@ -22,6 +22,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -118,6 +119,7 @@ class UffdEngine final : public Engine {
   int unmap(void* addr, size_t length) override;
   int sync(void* addr, size_t length, int flags) override;
   int discard(void* addr, size_t length) override;
+  int prefetch(const struct iovec* ranges, size_t n) override;
   void stats(struct dimmap_stats* out) const override;
   size_t mapped_regions() const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -130,7 +132,7 @@ class UffdEngine final : public Engine {
   size_t drain_faults();
   void handle_fault(const struct uffd_msg& msg);
   void handle_write_protect_fault(Region* r, size_t page, char* addr);
-  void start_fill(Region* r, size_t page, bool write, uint32_t tid);
+  void start_fill(Region* r, size_t page, bool write, uint32_t tid, bool prefetch = false);
   void finish_read(uint32_t slot, ssize_t result);
   void fill_zero(Region* r, uint32_t slot, size_t page, bool write);
   void finish_write(uint64_t job_id, ssize_t result);
@@ -183,6 +185,8 @@ class UffdEngine final : public Engine {
   uint32_t next_region_id_ = 1;
 
   std::deque<PendingMiss> pending_;
+  // dimmap_prefetch requests: read ahead after the faults, while slots and I/O are spare.
+  std::deque<std::pair<uint32_t, size_t>> prefetch_;  // (region id, page)
   unsigned reads_in_flight_ = 0;
   unsigned writes_in_flight_ = 0;
   std::unordered_map<uint64_t, WriteJob> jobs_;
@@ -381,13 +385,19 @@ void UffdEngine::handle_write_protect_fault(Region* r, size_t page, char* addr) 
         std::strerror(-rc));
 }
 
-void UffdEngine::start_fill(Region* r, size_t page, bool write, uint32_t tid) {
+void UffdEngine::start_fill(Region* r, size_t page, bool write, uint32_t tid, bool prefetch) {
   const uint32_t s = reads_in_flight_ < cfg_.io_depth ? dmp_alloc(&policy_, key_of(r, page)) : DMP_NIL;
   if (s == DMP_NIL) {  // no free slot or too many reads in flight: wait for evictions
-    pending_.push_back(PendingMiss{r->id, page, write, tid});
+    if (prefetch)
+      prefetch_.emplace_front(r->id, page);
+    else
+      pending_.push_back(PendingMiss{r->id, page, write, tid});
     return;
   }
-  st_.misses++;
+  if (prefetch)
+    st_.prefetched++;
+  else
+    st_.misses++;
   if (r->fresh && !r->written[page]) {
     fill_zero(r, s, page, write);
     return;
@@ -519,7 +529,8 @@ void UffdEngine::flush_zaps() {
 void UffdEngine::evict() {
   // Free slots plus those already on their way out should cover the reserve and the misses
   // waiting for a slot; writebacks in flight are bounded by the I/O depth.
-  const size_t target = par_.reserve + std::min<size_t>(pending_.size(), par_.npages / 4);
+  const size_t target = par_.reserve + std::min<size_t>(pending_.size() + std::min<size_t>(prefetch_.size(), par_.batch),
+                                                      par_.npages / 4);
   while (policy_.evict.len > 0 && policy_.free.len + policy_.leaving < target &&
          writes_in_flight_ + write_backlog_.size() < cfg_.io_depth) {
     const uint32_t n = dmp_evict_batch(&policy_, batch_.data(), par_.batch);
@@ -676,6 +687,15 @@ void UffdEngine::start_pending() {
       st_.hits++;
       map_page(r, s, m.write);
     }
+  }
+  // Read-ahead only while it leaves the reserve to faults.
+  while (pending_.empty() && !prefetch_.empty() && policy_.free.len > par_.reserve / 2 &&
+         reads_in_flight_ < cfg_.io_depth) {
+    auto [id, page] = prefetch_.front();
+    prefetch_.pop_front();
+    auto it = by_id_.find(id);
+    if (it != by_id_.end() && dmp_lookup(&policy_, key_of(it->second, page)) == DMP_NIL)
+      start_fill(it->second, page, false, 0, true);
   }
   // Nothing can free a slot (every page dirty and unwritable): fail the waiters rather
   // than leave them hanging.
@@ -867,6 +887,35 @@ int UffdEngine::unmap(void* addr, size_t length) {
   munmap(r->alias, r->length);
   close(r->memfd);  // frees every page of the mapping
   delete r;
+  return 0;
+}
+
+int UffdEngine::prefetch(const struct iovec* ranges, size_t n) {
+  std::unique_lock<std::mutex> lock(mu_);
+  // At most a quarter of the buffer per call: read-ahead must not flush what is in use.
+  size_t budget = par_.npages / 4, queued = 0;
+  for (size_t i = 0; i < n && budget > 0; ++i) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(ranges[i].iov_base);
+    Region* r = region_by_addr(a);
+    if (!r) return fail(ENOMEM, "dimmap_prefetch(%p): not in a dimmap mapping", ranges[i].iov_base);
+    const size_t first = (a - reinterpret_cast<uintptr_t>(r->addr)) / page_size_;
+    const size_t end = std::min(r->npages, (a + ranges[i].iov_len - reinterpret_cast<uintptr_t>(r->addr) +
+                                            page_size_ - 1) / page_size_);
+    for (size_t page = first; page < end && budget > 0; ++page) {
+      const uint32_t s = dmp_lookup(&policy_, key_of(r, page));
+      if (s == DMP_NIL) {
+        prefetch_.emplace_back(r->id, page);
+        ++queued;
+        --budget;
+      } else if (pages_[s].state == DMP_EVICT) {  // a victim page: map it again, no I/O
+        pages_[s].flags &= ~F_ZAP;
+        demote(dmp_recover(&policy_, s));
+        map_page(r, s, false);
+        --budget;
+      }
+    }
+  }
+  if (queued) wake_server();
   return 0;
 }
 

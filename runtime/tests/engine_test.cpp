@@ -197,6 +197,29 @@ TEST(Engine, HolesOfASparseFileAreFilledWithoutReading) {
   close(fd);
 }
 
+TEST(Engine, PrefetchedPagesArriveMappedWithoutFaults) {
+  const size_t pages = 512;
+  TempFile f(pages);
+  Instance in(256 * kPage);
+  const uint64_t* m = in.map(f, pages, PROT_READ);
+  struct iovec ranges[2] = {{const_cast<uint64_t*>(m) + 10 * 512, 20 * kPage},
+                            {const_cast<uint64_t*>(m) + 100 * 512, 30 * kPage}};
+  ASSERT_EQ(dimmap_prefetchv(ranges, 2), 0) << dimmap_last_error();
+  for (int i = 0; i < 2000 && in.stats().resident_pages < 50; ++i) usleep(1000);  // all read
+  dimmap_stats_t before = in.stats();
+  ASSERT_EQ(before.prefetched, 50u);
+  EXPECT_EQ(before.faults, 0u) << "read-ahead is not a fault";
+  for (size_t p = 10; p < 30; ++p) ASSERT_EQ(m[p * 512 + 1], pattern_word(p, 1, 0));
+  for (size_t p = 100; p < 130; ++p) ASSERT_EQ(m[p * 512 + 1], pattern_word(p, 1, 0));
+  dimmap_stats_t after = in.stats();
+  EXPECT_EQ(after.faults, 0u) << "prefetched pages were mapped before they were touched";
+  ASSERT_EQ(m[200 * 512], pattern_word(200, 0, 0));
+  EXPECT_EQ(in.stats().misses, 1u);
+  int x = 0;
+  EXPECT_EQ(dimmap_prefetch(&x, kPage), -ENOMEM);
+  ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
+}
+
 TEST(Engine, SystemCallsReadAndWriteMappedMemory) {
   const size_t pages = 256;
   TempFile src(pages), dst(pages, "dimmap-dst");

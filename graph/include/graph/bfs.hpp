@@ -124,6 +124,7 @@ class LevelAsyncBfs {
   void visit(Worker& w, vertex_t vertex, uint32_t level);
   void publish(Worker& w);
   void expand(Worker& w, const uint32_t* items, uint32_t count, uint32_t level);
+  void prefetch_batch(Worker& w, const uint32_t* items, uint32_t count);
   void drain_overflow(Worker& w);
   void worker_loop(Worker& w);
 };

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +58,7 @@ struct dimmap_stats {
 	uint64_t resident_pages;   /* pages holding data now (all queues) */
 	uint64_t dirty_pages;      /* resident pages not yet written back */
 	uint64_t zero_fills;       /* misses on never-written pages of a sparse file: no read */
+	uint64_t prefetched;       /* pages read ahead by dimmap_prefetch (not faults) */
 };
 /* The function dimmap_stats() hides the struct tag in C++: use this name there. */
 typedef struct dimmap_stats dimmap_stats_t;
@@ -113,6 +115,12 @@ int dimmap_msync(void *addr, size_t length, int flags);
 /* Drops the pages of a range without writing them back, like MADV_REMOVE on scratch data
  * nobody will read again (the file keeps its old contents). Returns 0 or -errno. */
 int dimmap_discard(void *addr, size_t length);
+/* Read-ahead hint, like MADV_WILLNEED: starts reading the missing pages of the ranges and
+ * returns at once; pages arrive mapped, so touching them later costs no fault. At most a
+ * quarter of each buffer is queued per call. All ranges must lie in dimmap mappings.
+ * Returns 0 or -errno. */
+int dimmap_prefetch(void *addr, size_t length);
+int dimmap_prefetchv(const struct iovec *ranges, size_t count);
 /* Counters summed over every buffer. */
 int dimmap_stats(struct dimmap_stats *out);
 /* Stats of the instance owning the mapping that contains addr. */

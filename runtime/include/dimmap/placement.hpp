@@ -11,6 +11,7 @@
 #pragma once
 
 #include <dimmap/dimmap.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -78,6 +79,10 @@ struct Placement {
 };
 
 enum class Access { read_only, read_write };
+
+// Read-ahead hint for byte ranges of any mapped memory: dimmap mappings start reading the
+// missing pages (dimmap_prefetchv), other mappings get MADV_WILLNEED. Returns at once.
+void prefetch(const struct iovec* ranges, size_t count);
 
 class Region {
  public:
