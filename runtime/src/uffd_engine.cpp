@@ -1,9 +1,11 @@
 // uffd_engine.cpp - the user-space DI-MMAP engine on userfaultfd.
 //
 // Each mapping is backed by a memfd (shmem) mapped twice: the application's view, registered
-// with userfaultfd for missing, minor and write-protect faults, and a private alias the engine
-// fills. A fault server thread per buffer handles faults through the DI-MMAP policy:
-//   miss      read the page from storage into the alias (io_uring), then UFFDIO_CONTINUE maps it
+// with userfaultfd for missing, minor and write-protect faults, and an alias mapping the engine
+// never touches but frees pages through (batched MADV_REMOVE). A fault server thread per
+// buffer handles faults through the DI-MMAP policy:
+//   miss      read the page from storage into a staging page (io_uring), copy it into the
+//             memfd (pwrite), then UFFDIO_CONTINUE maps it
 //             (write-protected unless the fault was a write, so first writes are seen: dirty
 //             tracking);
 //   demotion  a page pushed into the eviction queue loses its PTE, in bulk: one
@@ -29,6 +31,7 @@
 #include <chrono>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -58,16 +61,15 @@ constexpr uint8_t F_WRITABLE = 0x04;   // mapped without write protection
 constexpr uint8_t F_ZAP = 0x08;        // demoted; its PTE removal waits in the zap batch
 constexpr uint8_t F_WANTED = 0x10;     // faulted while leaving: recover instead of freeing
 constexpr uint8_t F_LOAD_WRITE = 0x20; // a write fault is waiting for this load
-constexpr uint8_t F_ALIAS = 0x40;      // written back through the alias: an alias PTE may exist
 
 constexpr unsigned kRegionShift = 36;  // key = region id << 36 | page index (256 TiB per mapping)
-constexpr size_t kMaxWriteRun = 512;   // pages per coalesced writeback (FastMap writes up to 512)
+constexpr size_t kMaxWriteRun = 64;    // pages per coalesced writeback (FastMap writes up to 512)
 constexpr uint64_t kWriteTag = 1ull << 63;
 
 struct Region {
   uint32_t id = 0;
   char* addr = nullptr;   // the application's view
-  char* alias = nullptr;  // the engine's view of the same memfd
+  char* alias = nullptr;  // the same memfd, never accessed: the handle for batched MADV_REMOVE
   size_t length = 0;
   size_t npages = 0;
   int memfd = -1;
@@ -100,6 +102,7 @@ struct WriteJob {
   std::vector<uint32_t> slots;  // in page order
   bool eviction = false;
   size_t len = 0;
+  char* staging = nullptr;  // the pages copied out of the memfd while the write is in flight
 };
 
 struct PendingMiss {
@@ -191,6 +194,7 @@ class UffdEngine final : public Engine {
   unsigned writes_in_flight_ = 0;
   std::unordered_map<uint64_t, WriteJob> jobs_;
   std::deque<uint64_t> write_backlog_;  // jobs waiting for an I/O slot
+  size_t write_staging_bytes_ = 0;      // staging copies of writes in flight
   uint64_t next_job_ = 1;
 
   std::vector<std::pair<uint32_t, uint64_t>> zap_list_;  // (slot, key) demoted, PTE still present
@@ -514,10 +518,6 @@ void UffdEngine::flush_zaps() {
     Region* r = region_of_slot(s);
     const size_t off = page_of_slot(s) * page_size_;
     zaps_.add(r->addr + off, page_size_);
-    // A page written back through the alias is mapped there too: drop that PTE in the same
-    // flush, so freeing the page later finds no PTE and needs no TLB shootdown of its own.
-    if (pages_[s].flags & F_ALIAS) zaps_.add(r->alias + off, page_size_);
-    pages_[s].flags &= ~F_ALIAS;
   }
   zap_list_.clear();
   if (zaps_.size() == 0) return;
@@ -551,11 +551,10 @@ void UffdEngine::evict() {
   }
 }
 
-// A leaving page is clean or written back: free its memory and its slot. If the alias maps
-// it (writeback), that PTE goes in the batched unmap before the free (see flush_frees).
+// A leaving page is clean or written back: free its memory and its slot. Its PTE is gone
+// already (bulk unmap), so the free needs no TLB shootdown.
 void UffdEngine::release_slot(uint32_t s) {
   Region* r = region_of_slot(s);
-  if (pages_[s].flags & F_ALIAS) zaps_.add(r->alias + page_of_slot(s) * page_size_, page_size_);
   frees_.add(r->alias + page_of_slot(s) * page_size_, page_size_);
   dmp_release(&policy_, s);
   st_.evictions++;
@@ -585,7 +584,7 @@ void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction, Sync
     job.sync = sync;
     size_t j = i;
     while (j < dirty.size() && j - i < kMaxWriteRun && pages_[dirty[j]].key == pages_[dirty[i]].key + (j - i)) {
-      pages_[dirty[j]].flags |= DMP_F_BUSY | F_ALIAS;
+      pages_[dirty[j]].flags |= DMP_F_BUSY;
       pages_[dirty[j]].flags &= ~F_DIRTY;
       job.slots.push_back(dirty[j]);
       ++j;
@@ -601,14 +600,31 @@ void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction, Sync
   }
 }
 
+// Starts queued writebacks, each from a staging copy of its pages (the memfd is read, never
+// mapped by the engine), bounded by the I/O depth and by a staging budget.
 void UffdEngine::pump_writes() {
+  const size_t staging_budget = std::max<size_t>(4u << 20, cfg_.buffer_bytes / 16);
   while (!write_backlog_.empty() && writes_in_flight_ < cfg_.io_depth) {
     const uint64_t id = write_backlog_.front();
+    WriteJob& job = jobs_.at(id);
+    const size_t bytes = job.slots.size() * page_size_;
+    if (writes_in_flight_ > 0 && write_staging_bytes_ + bytes > staging_budget) break;
     write_backlog_.pop_front();
-    const WriteJob& job = jobs_.at(id);
+    job.staging = static_cast<char*>(std::aligned_alloc(page_size_, bytes));
+    const ssize_t n = job.staging ? pread(job.region->memfd, job.staging, bytes,
+                                          static_cast<off_t>(job.first_page * page_size_))
+                                  : -1;
+    if (n != static_cast<ssize_t>(bytes)) {
+      const int err = !job.staging ? ENOMEM : n < 0 ? errno : EIO;
+      std::free(job.staging);
+      job.staging = nullptr;
+      writes_in_flight_++;  // finish_write counts it out again
+      finish_write(id, -err);
+      continue;
+    }
+    write_staging_bytes_ += bytes;
     const uint64_t off = job.region->file_offset + job.first_page * page_size_;
-    io_->push(IoOp{true, job.region->file.write_fd_for(off, job.len), job.region->alias + job.first_page * page_size_,
-                   job.len, off, kWriteTag | id});
+    io_->push(IoOp{true, job.region->file.write_fd_for(off, job.len), job.staging, job.len, off, kWriteTag | id});
     writes_in_flight_++;
   }
 }
@@ -618,6 +634,10 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
   if (it == jobs_.end()) return;
   WriteJob job = std::move(it->second);
   jobs_.erase(it);
+  if (job.staging) {
+    write_staging_bytes_ -= job.slots.size() * page_size_;
+    std::free(job.staging);
+  }
   Region* r = job.region;
   r->writes--;
   r->live_jobs.erase(id);
@@ -761,7 +781,6 @@ int UffdEngine::map(void* hint, size_t length, int prot, int flags, int fd, off_
   madvise(r->addr, r->length, MADV_DONTFORK);
   madvise(r->alias, r->length, MADV_DONTFORK);
   madvise(r->addr, r->length, MADV_NOHUGEPAGE);
-  madvise(r->alias, r->length, MADV_NOHUGEPAGE);
   if (r->writable && !r->track_dirty)
     log(LogLevel::warn, "'%s': kernel lacks userfaultfd write-protect on shmem: every page will be written back",
         path);
