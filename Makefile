@@ -1,12 +1,15 @@
 # Thin wrapper: everything real lives in CMake (CMakePresets.json) and scripts/.
 #   make setup   install the Debian packages the project needs (idempotent)
-#   make test    setup + build + run the whole CTest suite (what CI runs)
+#   make test    setup + build + run the whole CTest suite, then (PRESET=ci, no CTEST_ARGS)
+#                the sanitizer and fuzz passes of scripts/sanitizer-passes (what CI runs)
+#   make test-sanitizers   only those passes (SANITIZER_PASSES="asan tsan fuzz" by default)
 #   make demo    setup + build + the quick placement comparison (tables and plots)
 PRESET ?= ci
 BUILD := build/$(PRESET)
 CTEST_ARGS ?=
+SANITIZER_PASSES ?= asan tsan fuzz
 
-.PHONY: setup build test demo clean
+.PHONY: setup build test test-sanitizers demo clean
 setup:
 	@scripts/setup
 
@@ -14,8 +17,15 @@ build: setup
 	cmake --preset $(PRESET)
 	cmake --build --preset $(PRESET)
 
+# The passes run even when the main suite failed, so CI shows every failure at once.
 test: build
-	ctest --preset $(PRESET) $(CTEST_ARGS)
+	@status=0; ctest --preset $(PRESET) $(CTEST_ARGS) || status=1; \
+	if [ "$(PRESET)" = ci ] && [ -z "$(CTEST_ARGS)" ] && [ -n "$(SANITIZER_PASSES)" ]; then \
+	  scripts/sanitizer-passes $(SANITIZER_PASSES) || status=1; fi; \
+	exit $$status
+
+test-sanitizers: setup
+	scripts/sanitizer-passes $(SANITIZER_PASSES)
 
 demo: build
 	$(BUILD)/apps/compare/dimmap-compare all --quick --out=results/quick
