@@ -177,6 +177,7 @@ class UffdEngine final : public Engine {
   std::vector<dmp_page> pages_;
   std::vector<dmp_bucket> buckets_;
   std::vector<uint32_t> load_tid_;  // faulting thread of each loading slot (SIGBUS fallback)
+  std::vector<uint64_t> slot_job_;  // the writeback a busy slot belongs to
   // Reads land in staging pages and are copied into the memfd with one pwrite: the engine
   // never maps a page it fills, so freeing the page later needs no TLB shootdown.
   char* staging_ = nullptr;
@@ -219,6 +220,7 @@ int UffdEngine::start() {
   pages_.resize(par_.npages);
   buckets_.resize(par_.nbuckets);
   load_tid_.assign(par_.npages, 0);
+  slot_job_.assign(par_.npages, 0);
   dmp_init(&policy_, &par_, pages_.data(), buckets_.data());
   batch_.resize(par_.batch);
   void* st = mmap(nullptr, size_t(cfg_.io_depth) * page_size_, PROT_READ | PROT_WRITE,
@@ -591,6 +593,7 @@ void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction, Sync
     }
     job.len = io_len(job.region, job.first_page, job.slots.size());
     const uint64_t id = next_job_++;
+    for (uint32_t slot : job.slots) slot_job_[slot] = id;
     job.region->writes++;
     job.region->live_jobs.insert(id);
     if (sync) sync->pending++;
@@ -822,25 +825,39 @@ std::vector<uint32_t> UffdEngine::slots_in(const Region* r, size_t first, size_t
 // waits for them, and for any writeback of r already under way (evictions, other threads).
 // Returns 0 or -errno; pages that could not be written stay dirty.
 int UffdEngine::write_back(Region* r, size_t first, size_t end, std::unique_lock<std::mutex>& lock) {
-  std::vector<uint32_t> dirty;
-  for (uint32_t s : slots_in(r, first, end)) {
-    uint8_t& f = pages_[s].flags;
-    if (!(f & F_DIRTY) || (f & DMP_F_BUSY) || pages_[s].state == DMP_LOADING || pages_[s].state == DMP_LEAVING)
-      continue;
-    // Write-protect first, so a store during the write faults and marks the page dirty again.
-    if ((f & F_WRITABLE) && r->track_dirty) {
-      uffd_writeprotect(uffd_, r->addr + page_of_slot(s) * page_size_, page_size_, true);
-      f &= ~F_WRITABLE;
-    }
-    dirty.push_back(s);
-  }
+  // A dirty page already in a writeback queued before this call may be written from a copy
+  // older than its last store: write it again once that writeback is done. Writebacks queued
+  // after this call copy the page when they start, so they include every earlier store.
+  const uint64_t entry = next_job_;
+  std::vector<uint32_t> todo = slots_in(r, first, end), again;
   SyncRequest req;
-  if (!dirty.empty()) {
-    submit_writes(dirty, false, &req);
-    wake_server();
+  for (int round = 0; round == 0 || !todo.empty(); ++round) {
+    std::vector<uint32_t> dirty;
+    for (uint32_t s : todo) {
+      uint8_t& f = pages_[s].flags;
+      if (!(f & F_DIRTY) || pages_[s].state == DMP_LOADING || pages_[s].state == DMP_LEAVING) continue;
+      if (f & DMP_F_BUSY) {
+        if (slot_job_[s] < entry) again.push_back(s);
+        continue;
+      }
+      // Write-protect first, so a store during the write faults and marks the page dirty again.
+      if ((f & F_WRITABLE) && r->track_dirty) {
+        uffd_writeprotect(uffd_, r->addr + page_of_slot(s) * page_size_, page_size_, true);
+        f &= ~F_WRITABLE;
+      }
+      dirty.push_back(s);
+    }
+    if (!dirty.empty()) {
+      submit_writes(dirty, false, &req);
+      wake_server();
+    }
+    // Every writeback of r queued so far, this call's and others', must land.
+    const uint64_t upto = next_job_;
+    io_done_.wait(lock, [&] { return req.pending == 0 && (r->live_jobs.empty() || *r->live_jobs.begin() >= upto); });
+    todo.swap(again);
+    again.clear();
+    if (round == 1) break;  // after the wait no writeback older than this call is left
   }
-  const uint64_t upto = next_job_;
-  io_done_.wait(lock, [&] { return req.pending == 0 && (r->live_jobs.empty() || *r->live_jobs.begin() >= upto); });
   int err = req.error ? req.error : r->write_error;
   r->write_error = 0;
   return -err;
