@@ -64,13 +64,18 @@ class Microbench(Experiment):
                 configs = [("in memory (unconstrained)", ["--placement=in-memory"], p["data_bytes"] + b, None),
                            ("mmap @ 2x budget", ["--backend=mmap"], 2 * buf + slack, None),
                            ("mmap @ budget", ["--backend=mmap"], b, None),
+                           # Linux without readahead: the fair baseline for random lookups.
+                           ("mmap+MADV_RANDOM @ budget", ["--backend=mmap", "--advise-random"], b, None),
                            ("dimmap @ budget", ["--backend=dimmap", f"--buffer={buf}"], b, buf)]
                 for label, flags, budget, buffer in configs:
                     yield Point(label, t, base + flags, budget, parse_query, evict=[path], panel=s,
                                 params={"threads": t, "buffer_bytes": buffer, "structure": s})
 
     def ratios(self, p):
-        return [Ratio("dimmap @ budget", "mmap @ budget", "dimmap / mmap @ budget", panel=s) for s in STRUCTURES]
+        return [r for s in STRUCTURES
+                for r in (Ratio("dimmap @ budget", "mmap @ budget", "dimmap / mmap @ budget", panel=s),
+                          Ratio("dimmap @ budget", "mmap+MADV_RANDOM @ budget", "dimmap / mmap+random @ budget",
+                                panel=s))]
 
     def check(self, result):
         """Placements must give the same answers to the same queries (seed per thread count)."""
