@@ -68,7 +68,7 @@ void check_ann(const std::string& path, IndexLayout* x) {
                      " sequences described");
     if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lld %lld %lld", &offset, &len, &n_ambs) != 3)
       fail(path, "truncated or damaged record of sequence " + std::to_string(i + 1));
-    if (offset < end || len < 0 || offset + len > l_pac)
+    if (offset < end || offset > l_pac || len < 0 || len > l_pac - offset)  // no overflow
       fail(path, "sequence " + std::to_string(i + 1) + " lies outside the packed sequence");
     end = offset + len;
   }
@@ -91,7 +91,7 @@ void check_amb(const std::string& path, IndexLayout* x) {
     char amb = 0;
     if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lld %lld %c", &offset, &len, &amb) != 3)
       fail(path, "truncated: " + std::to_string(i) + " of " + std::to_string(n_holes) + " holes listed");
-    if (offset < 0 || len <= 0 || offset + len > l_pac) fail(path, "hole " + std::to_string(i + 1) + " out of range");
+    if (offset < 0 || offset > l_pac || len <= 0 || len > l_pac - offset) fail(path, "hole " + std::to_string(i + 1) + " out of range");
   }
   x->n_holes = static_cast<int32_t>(n_holes);
 }

@@ -41,13 +41,12 @@ size_t read_fully(int fd, char* buf, size_t bytes, const std::string& path) {
 class BinaryReader : public EdgeReader {
  public:
   explicit BinaryReader(const std::string& path) : path_(path), fd_(open_input(path)) {
-    struct stat st;
-    if (fstat(fd_, &st) != 0) throw GraphError("cannot stat '" + path + "': " + std::strerror(errno));
-    if (st.st_size % static_cast<off_t>(sizeof(Edge)) != 0)
-      throw GraphError("'" + path + "' is " + std::to_string(st.st_size) +
-                       " bytes, not a whole number of 16-byte edges (two int64 each): truncated or not "
-                       "a Graph500 binary edge file");
-    total_ = static_cast<uint64_t>(st.st_size) / sizeof(Edge);
+    try {
+      total_ = edge_count();
+    } catch (...) {  // the destructor does not run for a throwing constructor
+      ::close(fd_);
+      throw;
+    }
   }
   ~BinaryReader() override { ::close(fd_); }
 
@@ -65,6 +64,16 @@ class BinaryReader : public EdgeReader {
   uint64_t size_hint() const override { return total_; }
 
  private:
+  uint64_t edge_count() const {
+    struct stat st;
+    if (fstat(fd_, &st) != 0) throw GraphError("cannot stat '" + path_ + "': " + std::strerror(errno));
+    if (st.st_size % static_cast<off_t>(sizeof(Edge)) != 0)
+      throw GraphError("'" + path_ + "' is " + std::to_string(st.st_size) +
+                       " bytes, not a whole number of 16-byte edges (two int64 each): truncated or not "
+                       "a Graph500 binary edge file");
+    return static_cast<uint64_t>(st.st_size) / sizeof(Edge);
+  }
+
   std::string path_;
   int fd_;
   uint64_t total_ = 0, seen_ = 0;

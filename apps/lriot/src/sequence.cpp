@@ -10,9 +10,11 @@ namespace {
 
 constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
 
-// A draw below the threshold happens with probability p (p in [0, 1)).
+// A draw below the threshold happens with probability p. p >= 1 is handled by the callers'
+// always_* flags; clamp here so 2^64 never reaches the cast (undefined behaviour).
 uint64_t threshold_for(double p) {
   if (p <= 0.0) return 0;
+  if (p >= 1.0) return UINT64_MAX;
   return static_cast<uint64_t>(std::ldexp(p, 64));
 }
 
