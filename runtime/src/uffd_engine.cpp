@@ -65,6 +65,7 @@ constexpr uint8_t F_LOAD_WRITE = 0x20; // a write fault is waiting for this load
 constexpr unsigned kRegionShift = 36;  // key = region id << 36 | page index (256 TiB per mapping)
 constexpr size_t kMaxWriteRun = 64;    // pages per coalesced writeback (FastMap writes up to 512)
 constexpr uint64_t kWriteTag = 1ull << 63;
+constexpr auto kWriteRetryInterval = std::chrono::milliseconds(100);  // while storage refuses writes
 
 struct Region {
   uint32_t id = 0;
@@ -141,6 +142,7 @@ class UffdEngine final : public Engine {
   void finish_write(uint64_t job_id, ssize_t result);
   void map_page(Region* r, uint32_t slot, bool write_fault);
   void fail_page(Region* r, size_t page, uint32_t tid, int err);
+  void poison_page(Region* r, size_t page, uint32_t tid);
   void demote(uint32_t slot);
   void flush_zaps();
   void evict();
@@ -196,6 +198,18 @@ class UffdEngine final : public Engine {
   std::unordered_map<uint64_t, WriteJob> jobs_;
   std::deque<uint64_t> write_backlog_;  // jobs waiting for an I/O slot
   size_t write_staging_bytes_ = 0;      // staging copies of writes in flight
+  // Pages whose eviction writeback failed since a slot was last freed or a write last
+  // succeeded. Once it reaches the buffer size the storage refuses every write: eviction
+  // retries at most every kWriteRetryInterval and faults waiting for a slot fail (SIGBUS)
+  // instead of the server spinning on writes that keep failing.
+  uint64_t failed_evictions_ = 0;
+  std::chrono::steady_clock::time_point write_retry_at_{};
+  bool refusal_logged_ = false;
+  bool writes_refused() const { return failed_evictions_ >= par_.npages; }
+  void note_write_progress() {
+    failed_evictions_ = 0;
+    refusal_logged_ = false;
+  }
   uint64_t next_job_ = 1;
 
   std::vector<std::pair<uint32_t, uint64_t>> zap_list_;  // (slot, key) demoted, PTE still present
@@ -491,11 +505,16 @@ void UffdEngine::map_page(Region* r, uint32_t s, bool write_fault) {
 // A page could not be filled: the waiting threads (and later accesses) get SIGBUS.
 void UffdEngine::fail_page(Region* r, size_t page, uint32_t tid, int err) {
   st_.read_errors++;
-  char* addr = r->addr + page * page_size_;
   log(LogLevel::error, "reading page %zu (offset %llu) of '%s' failed: %s; the faulting thread gets SIGBUS", page,
       static_cast<unsigned long long>(r->file_offset + page * page_size_), r->file.path().c_str(),
       std::strerror(err));
-  madvise(r->alias + page * page_size_, page_size_, MADV_REMOVE);  // drop the half-filled page
+  poison_page(r, page, tid);
+}
+
+// The faulting thread (and later accesses to the page until it is filled) get SIGBUS.
+void UffdEngine::poison_page(Region* r, size_t page, uint32_t tid) {
+  char* addr = r->addr + page * page_size_;
+  madvise(r->alias + page * page_size_, page_size_, MADV_REMOVE);  // drop a half-filled page
   if (features_.poison && uffd_poison(uffd_, addr, page_size_) == 0) return;
   // No UFFDIO_POISON (kernel < 6.6): signal the faulting thread, then let it retry.
   if (tid) syscall(SYS_tgkill, getpid(), tid, SIGBUS);
@@ -529,6 +548,7 @@ void UffdEngine::flush_zaps() {
 
 // Keeps a reserve of free slots: pages leave the eviction queue in batches.
 void UffdEngine::evict() {
+  if (writes_refused() && std::chrono::steady_clock::now() < write_retry_at_) return;
   // Free slots plus those already on their way out should cover the reserve and the misses
   // waiting for a slot; writebacks in flight are bounded by the I/O depth.
   const size_t target = par_.reserve + std::min<size_t>(pending_.size() + std::min<size_t>(prefetch_.size(), par_.batch),
@@ -560,6 +580,7 @@ void UffdEngine::release_slot(uint32_t s) {
   frees_.add(r->alias + page_of_slot(s) * page_size_, page_size_);
   dmp_release(&policy_, s);
   st_.evictions++;
+  note_write_progress();
 }
 
 void UffdEngine::flush_frees() {
@@ -652,13 +673,20 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
     st_.writebacks += job.slots.size();
     st_.write_ios++;
     st_.bytes_written += job.len;
+    note_write_progress();
   } else {
     const int err = result < 0 ? static_cast<int>(-result) : EIO;
     st_.write_errors++;
+    // One line per region until the next msync/munmap reports the error (stats count all).
+    if (!r->write_error)
+      log(LogLevel::error, "writing %zu pages at offset %llu of '%s' back failed: %s; they stay in the buffer",
+          job.slots.size(), static_cast<unsigned long long>(r->file_offset + job.first_page * page_size_),
+          r->file.path().c_str(), std::strerror(err));
     if (!r->write_error) r->write_error = err;
-    log(LogLevel::error, "writing %zu pages at offset %llu of '%s' back failed: %s; they stay in the buffer",
-        job.slots.size(), static_cast<unsigned long long>(r->file_offset + job.first_page * page_size_),
-        r->file.path().c_str(), std::strerror(err));
+    if (job.eviction) {
+      failed_evictions_ += job.slots.size();
+      if (writes_refused()) write_retry_at_ = std::chrono::steady_clock::now() + kWriteRetryInterval;
+    }
   }
   if (job.sync) {
     if (!ok && !job.sync->error) job.sync->error = result < 0 ? static_cast<int>(-result) : EIO;
@@ -722,13 +750,16 @@ void UffdEngine::start_pending() {
   }
   // Nothing can free a slot (every page dirty and unwritable): fail the waiters rather
   // than leave them hanging.
-  if (!pending_.empty() && policy_.free.len == 0 && reads_in_flight_ == 0 && writes_in_flight_ == 0 &&
-      write_backlog_.empty() && policy_.evict.len == 0) {
-    log(LogLevel::error, "buffer full of pages that cannot be written back: failing %zu waiting faults",
-        pending_.size());
+  const bool idle = writes_in_flight_ == 0 && write_backlog_.empty() && policy_.evict.len == 0;
+  if (!pending_.empty() && policy_.free.len == 0 && reads_in_flight_ == 0 && (idle || writes_refused())) {
+    if (!refusal_logged_)  // once until a write succeeds or a slot is freed again
+      log(LogLevel::error, "buffer full of pages that cannot be written back: failing waiting faults (SIGBUS)");
+    refusal_logged_ = true;
     for (const PendingMiss& m : pending_) {
       auto it = by_id_.find(m.region_id);
-      if (it != by_id_.end()) fail_page(it->second, m.page, m.tid, it->second->write_error ? it->second->write_error : ENOSPC);
+      if (it == by_id_.end()) continue;
+      st_.misses++;  // counted when a fill starts, which these never do
+      poison_page(it->second, m.page, m.tid);
     }
     pending_.clear();
   }
