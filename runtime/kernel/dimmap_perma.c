@@ -19,7 +19,7 @@
 static char *perma = "";
 module_param(perma, charp, 0444);
 MODULE_PARM_DESC(perma,
-		 "PerMA latency model: lcurr, lnxt1, lnxt2, lnxt3, sim-opt, or D_NS,R_NS,P_PS,E_PCT,C_PS ('' = off)");
+		 "PerMA latency model: lcurr, lnxt1, lnxt2, lnxt3, sim-opt, vm-disk, or D_NS,R_NS,P_PS,E_PCT,C_PS ('' = off)");
 
 static struct perma_model dm_perma_model;
 static bool dm_perma_on;
@@ -43,7 +43,7 @@ int dm_perma_init(void)
 		dm_perma_model.c_ps = c;
 		dm_perma_on = true;
 	} else {
-		pr_err("perma=%s: not a preset (lcurr, lnxt1, lnxt2, lnxt3, sim-opt) nor D_NS,R_NS,P_PS,E_PCT,C_PS within range\n",
+		pr_err("perma=%s: not a preset (lcurr, lnxt1, lnxt2, lnxt3, sim-opt, vm-disk) nor D_NS,R_NS,P_PS,E_PCT,C_PS within range\n",
 		       perma);
 		return -EINVAL;
 	}

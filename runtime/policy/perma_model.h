@@ -25,7 +25,7 @@ struct perma_model {
 	dmp_u32 c_ps;  /* device controller, picoseconds per byte */
 };
 
-/* Table I of the paper: lcurr, lnxt1, lnxt2, lnxt3, sim-opt. Returns 0, or -1 if unknown. */
+/* Table I of the paper (lcurr, lnxt1, lnxt2, lnxt3, sim-opt) and vm-disk. 0, or -1 if unknown. */
 int perma_preset(const char *name, struct perma_model *m);
 
 /* Nanoseconds one request of `bytes` takes with `concurrent` requests in flight. */

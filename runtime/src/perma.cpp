@@ -89,7 +89,7 @@ int parse_perma(const std::string& spec, perma_model* m) {
   parts.push_back(spec.substr(start));
   if (parts.size() != 5)
     return fail(EINVAL,
-                "DIMMAP_PERMA='%s': not a preset (lcurr, lnxt1, lnxt2, lnxt3, sim-opt) nor five values D,R,P,E,C "
+                "DIMMAP_PERMA='%s': not a preset (lcurr, lnxt1, lnxt2, lnxt3, sim-opt, vm-disk) nor five values D,R,P,E,C "
                 "(D, R in microseconds; P, C in picoseconds per byte; E bus efficiency in (0,1], 0 = unlimited)",
                 spec.c_str());
   double v[5];

@@ -14,7 +14,7 @@ extern "C" {
 
 namespace dimmap::detail {
 
-// Parses a preset name (lcurr, lnxt1, lnxt2, lnxt3, sim-opt) or explicit "D,R,P,E,C" with D
+// Parses a preset name (lcurr, lnxt1, lnxt2, lnxt3, sim-opt, vm-disk) or explicit "D,R,P,E,C" with D
 // and R in microseconds, P and C in picoseconds per byte, E the bus efficiency as a fraction
 // (0 < E <= 1, or 0 for unlimited bandwidth). Returns 0 or -EINVAL with fail() set.
 int parse_perma(const std::string& spec, perma_model* out);

@@ -26,6 +26,7 @@ TEST(PermaModel, FollowsEquationOneOnTableOnePresets) {
   EXPECT_EQ(latency("lnxt2", 1), 50000u + (250u + 210u) * 4096u / 1000u);
   EXPECT_EQ(latency("lnxt3", 1), 25000u + (124u + 105u) * 4096u / 1000u);
   EXPECT_EQ(latency("sim-opt", 64), 0u);
+  EXPECT_EQ(latency("vm-disk", 64), 80600u + 64u * 1680u * 4096u / 1000u);  // E = 100%, C = 0
   // Each generation is faster than the one before.
   EXPECT_GT(latency("lcurr", 16), latency("lnxt1", 16));
   EXPECT_GT(latency("lnxt1", 16), latency("lnxt2", 16));

@@ -20,7 +20,7 @@
  *   DIMMAP_IO_DEPTH      reads and writes in flight per buffer  (default 128)
  *   DIMMAP_DIRECT_IO     1 = O_DIRECT on the backing file       (default 1)
  *   DIMMAP_SPIN_US       fault server busy-polls this long before sleeping (default 50)
- *   DIMMAP_PERMA         NVRAM latency model: lcurr|lnxt1|lnxt2|lnxt3|sim-opt or D,R,P,E,C
+ *   DIMMAP_PERMA         NVRAM latency model: lcurr|lnxt1|lnxt2|lnxt3|sim-opt|vm-disk or D,R,P,E,C
  *   DIMMAP_LOG           error|warn|info|debug                 (default warn)
  */
 #ifndef DIMMAP_DIMMAP_H
