@@ -678,11 +678,12 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
     const int err = result < 0 ? static_cast<int>(-result) : EIO;
     st_.write_errors++;
     // One line per region until the next msync/munmap reports the error (stats count all).
-    if (!r->write_error)
+    if (!r->write_error) {
+      r->write_error = err;
       log(LogLevel::error, "writing %zu pages at offset %llu of '%s' back failed: %s; they stay in the buffer",
           job.slots.size(), static_cast<unsigned long long>(r->file_offset + job.first_page * page_size_),
           r->file.path().c_str(), std::strerror(err));
-    if (!r->write_error) r->write_error = err;
+    }
     if (job.eviction) {
       failed_evictions_ += job.slots.size();
       if (writes_refused()) write_retry_at_ = std::chrono::steady_clock::now() + kWriteRetryInterval;
