@@ -39,6 +39,17 @@ std::vector<std::string> split_lines(const uint8_t* data, size_t size, size_t ma
   return out;
 }
 
+std::vector<std::string> set_environment(const uint8_t* data, size_t size, const char* const* names, size_t count) {
+  const auto lines = split_lines(data, size, count);
+  for (size_t i = 0; i < count; ++i) {
+    if (i < lines.size() && lines[i] != "-")
+      setenv(names[i], lines[i].substr(0, lines[i].find('\0')).c_str(), 1);
+    else
+      unsetenv(names[i]);
+  }
+  return lines;
+}
+
 namespace {
 
 std::string g_scratch;

@@ -22,6 +22,10 @@ std::vector<std::string_view> split_parts(const uint8_t* data, size_t size, size
 // Splits data into lines ('\n'); at most max_lines (the last keeps the remainder).
 std::vector<std::string> split_lines(const uint8_t* data, size_t size, size_t max_lines);
 
+// Sets the environment variables names[0..count) from the input's lines, one per variable
+// (up to a NUL); a line "-" or a missing line leaves the variable unset. Returns the lines.
+std::vector<std::string> set_environment(const uint8_t* data, size_t size, const char* const* names, size_t count);
+
 // This process's scratch directory (created on first use under /dev/shm, removed at exit).
 const std::string& scratch_dir();
 

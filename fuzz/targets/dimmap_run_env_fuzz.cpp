@@ -25,13 +25,7 @@ constexpr size_t kCount = sizeof kVariables / sizeof kVariables[0];
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using dimmap::fuzz::property_failed;
-  const auto lines = dimmap::fuzz::split_lines(data, size, kCount);
-  for (size_t i = 0; i < kCount; ++i) {
-    if (i < lines.size() && lines[i] != "-")
-      setenv(kVariables[i], lines[i].substr(0, lines[i].find('\0')).c_str(), 1);
-    else
-      unsetenv(kVariables[i]);
-  }
+  dimmap::fuzz::set_environment(data, size, kVariables, kCount);
   PreloadConfig cfg;
   char err[256] = "";
   if (!read_preload_config(&cfg, err, sizeof err)) {
