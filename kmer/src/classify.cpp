@@ -81,11 +81,16 @@ Classification ReadClassifier::classify(std::string_view sequence) {
   const size_t n = kmers_.size();
   for (size_t i = 0; i < std::min(n, kAhead1); ++i) db_.prefetch_stage1(kmers_[i]);
   for (size_t i = 0; i < std::min(n, kAhead2); ++i) db_.prefetch_stage2(kmers_[i]);
-  uint32_t hits = 0;
+  // All lookups first, then the votes: a loop of lookups only lets the CPU overlap many of
+  // them; a vote after each lookup branches on its result and stalls on every cache miss.
+  lists_.resize(n);
   for (size_t i = 0; i < n; ++i) {
     if (i + kAhead1 < n) db_.prefetch_stage1(kmers_[i + kAhead1]);
     if (i + kAhead2 < n) db_.prefetch_stage2(kmers_[i + kAhead2]);
-    const TaxaList list = db_.lookup(kmers_[i]);
+    lists_[i] = db_.lookup(kmers_[i]);
+  }
+  uint32_t hits = 0;
+  for (const TaxaList& list : lists_) {
     if (list.empty()) continue;
     ++hits;
     vote(list);

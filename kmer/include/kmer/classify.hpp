@@ -70,6 +70,7 @@ class ReadClassifier {
   std::vector<uint8_t> flags_;      // kTouched, kDirect (named directly by a k-mer)
   std::vector<uint32_t> touched_;   // taxa with kTouched set
   std::vector<uint64_t> kmers_;     // the read's canonical k-mers
+  std::vector<TaxaList> lists_;     // and their lookups
   static constexpr uint8_t kTouched = 1, kDirect = 2;
   uint32_t kmer_stamp_ = 0;
 
