@@ -27,9 +27,24 @@ const char* to_string(MatchType type) {
 TaxonIndex::TaxonIndex(const Taxonomy& taxonomy) : taxonomy_(taxonomy) {
   uint32_t max_taxid = 0;
   for (uint32_t i = 0; i < taxonomy.size(); ++i) max_taxid = std::max(max_taxid, taxonomy.taxid_at(i));
-  flat_.assign(std::min<uint64_t>(uint64_t{max_taxid} + 1, uint64_t{1} << 26), Taxonomy::kNone);
-  for (uint32_t i = 0; i < taxonomy.size(); ++i)
-    if (taxonomy.taxid_at(i) < flat_.size()) flat_[taxonomy.taxid_at(i)] = i;
+  const uint64_t flat = std::min<uint64_t>(uint64_t{max_taxid} + 1, uint64_t{1} << 26);
+  if (flat <= std::max<uint64_t>(uint64_t{1} << 16, uint64_t{16} * taxonomy.size())) {
+    flat_.assign(flat, Taxonomy::kNone);
+    for (uint32_t i = 0; i < taxonomy.size(); ++i)
+      if (taxonomy.taxid_at(i) < flat_.size()) flat_[taxonomy.taxid_at(i)] = i;
+    return;
+  }
+  unsigned bits = 4;  // at most half full
+  while ((uint64_t{1} << bits) < uint64_t{2} * taxonomy.size()) ++bits;
+  shift_ = 32 - bits;
+  mask_ = (uint32_t{1} << bits) - 1;
+  slots_.resize(size_t{1} << bits);
+  for (uint32_t i = 0; i < taxonomy.size(); ++i) {
+    const uint32_t taxid = taxonomy.taxid_at(i);
+    uint32_t h = (taxid * 0x9E3779B1u) >> shift_;
+    while (slots_[h].index != Taxonomy::kNone) h = (h + 1) & mask_;
+    slots_[h] = {taxid, i};
+  }
 }
 
 ReadClassifier::ReadClassifier(const Database& db, const TaxonIndex& index, ClassifyParams params)
@@ -47,7 +62,7 @@ void ReadClassifier::reset() {
   touched_.clear();
 }
 
-void ReadClassifier::vote(const TaxaList& list) {
+void ReadClassifier::vote(const TaxaList& list, uint32_t kmers) {
   if (++kmer_stamp_ == 0) {  // wrapped: forget old stamps
     std::fill(stamp_.begin(), stamp_.end(), 0);
     kmer_stamp_ = 1;
@@ -67,13 +82,12 @@ void ReadClassifier::vote(const TaxaList& list) {
     for (; t != Taxonomy::kNone && stamp_[t] != kmer_stamp_; t = tax_.parent_index(t)) {
       stamp_[t] = kmer_stamp_;
       touch(t);
-      ++support_[t];
+      support_[t] += kmers;
     }
   }
 }
 
 Classification ReadClassifier::classify(std::string_view sequence) {
-  reset();
   kmers_.clear();
   for_each_canonical_kmer(sequence, db_.k(), [&](uint64_t kmer) { kmers_.push_back(kmer); });
   // The read's lookups are independent: prefetch ahead so their cache misses overlap.
@@ -89,13 +103,25 @@ Classification ReadClassifier::classify(std::string_view sequence) {
     if (i + kAhead2 < n) db_.prefetch_stage2(kmers_[i + kAhead2]);
     lists_[i] = db_.lookup(kmers_[i]);
   }
+  return classify_lists(lists_.data(), static_cast<uint32_t>(n));
+}
+
+Classification ReadClassifier::classify_lists(const TaxaList* lists, uint32_t n) {
+  reset();
   uint32_t hits = 0;
-  for (const TaxaList& list : lists_) {
-    if (list.empty()) continue;
-    ++hits;
-    vote(list);
+  for (uint32_t i = 0; i < n;) {
+    if (lists[i].empty()) {
+      ++i;
+      continue;
+    }
+    // Neighbouring k-mers with the same list (most of a read's) vote alike: one vote of weight j - i.
+    uint32_t j = i + 1;
+    while (j < n && lists[j].word() == lists[i].word()) ++j;
+    hits += j - i;
+    vote(lists[i], j - i);
+    i = j;
   }
-  return place(static_cast<uint32_t>(n), hits);
+  return place(n, hits);
 }
 
 Classification ReadClassifier::place(uint32_t kmers, uint32_t hits) {

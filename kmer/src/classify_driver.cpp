@@ -9,6 +9,7 @@
 #include <kmer/sequence_reader.hpp>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -49,6 +51,10 @@ std::string DbPlacementOptions::describe() {
 }
 
 namespace {
+
+// Read-ahead hints of the sorted lookups, in bytes of the DB ahead of each thread.
+constexpr uint64_t kDimmapReadahead = uint64_t{1} << 20;
+constexpr uint64_t kMmapRandomReadahead = uint64_t{1} << 20;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -193,43 +199,77 @@ int run_classify(ClassifyCommand& cmd) {
     check_db_k(db, cmd.expected_k);
     const TaxonIndex index(db.taxonomy());
     const unsigned threads = cmd.threads ? cmd.threads : static_cast<unsigned>(omp_get_max_threads());
-    std::vector<std::unique_ptr<ReadClassifier>> classifiers;
-    for (unsigned t = 0; t < threads; ++t) classifiers.push_back(std::make_unique<ReadClassifier>(db, index, cmd.params));
+    // The sorted lookups sweep a two-level DB from its start to its end. On Linux mmap that is
+    // sequential readahead (MADV_SEQUENTIAL also lets the pages passed go first), unless
+    // --advise-random turned readahead off: then, as on dimmap (no kernel readahead), the
+    // classifier hints the pages of its next lookups itself.
+    uint64_t readahead = 0;
+    if (db.kind() == IndexKind::two_level) {
+      if (db.region().backend() == dimmap::Backend::dimmap)
+        readahead = kDimmapReadahead;
+      else if (db.region().backend() == dimmap::Backend::mmap && cmd.placement.advise_random)
+        readahead = kMmapRandomReadahead;
+      else if (db.region().backend() == dimmap::Backend::mmap)
+        ::madvise(db.region().data(), db.region().size(), MADV_SEQUENTIAL);
+    }
+    SortedBatchClassifier classifier(db, index, cmd.params, threads, cmd.lookup_batch, readahead);
     load_seconds = now_seconds() - t0;
     const double t1 = now_seconds();
     std::ofstream out(rank_file.path);
     if (!out) fail_at(rank_file.path, 0, "cannot create output file");
     if (mpi.rank == 0 && mpi.size == 1) out << "read_id\ttaxid\tscore\tmatch_type\n";
     SequenceReader reader(cmd.reads);
+    // This rank's reads wait in `pool` until they have a lookup batch of k-mers: then as many
+    // whole reads as fit are classified in one sorted batch, and the rest wait for more.
+    const unsigned k = db.k();
+    auto kmers_of = [k](const SequenceRecord& r) -> uint64_t {
+      return r.sequence.size() >= k ? r.sequence.size() - k + 1 : 0;
+    };
+    std::deque<SequenceRecord> pool;
     std::vector<SequenceRecord> batch;
+    uint64_t pool_kmers = 0;  // at most
     std::vector<Classification> results;
+    std::vector<std::string_view> sequences;
     double last_note = now_seconds();
-    for (;;) {
-      const size_t n = reader.next_batch(batch, cmd.batch_reads);
-      if (n == 0) break;
-      const bool mine = batches++ % static_cast<uint64_t>(mpi.size) == static_cast<uint64_t>(mpi.rank);
-      if (!mine) continue;
-      results.resize(n);
-      const int64_t count = static_cast<int64_t>(n);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
-      for (int64_t i = 0; i < count; ++i)
-        results[i] = classifiers[omp_get_thread_num()]->classify(batch[i].sequence);
+    auto classify_first = [&](size_t n) {  // classifies and writes pool[0, n)
+      sequences.resize(n);
+      for (size_t i = 0; i < n; ++i) sequences[i] = pool[i].sequence;
+      classifier.classify(sequences.data(), n, results);
       char score[32];
       for (size_t i = 0; i < n; ++i) {
         const Classification& c = results[i];
         std::snprintf(score, sizeof score, "%.4f", c.score);
-        out << batch[i].id << '\t' << c.taxid << '\t' << score << '\t' << to_string(c.type) << '\n';
+        out << pool[i].id << '\t' << c.taxid << '\t' << score << '\t' << to_string(c.type) << '\n';
         ++counts[c.taxid];
         classified += c.taxid != 0;
-        bases += batch[i].sequence.size();
+        bases += pool[i].sequence.size();
+        pool_kmers -= kmers_of(pool[i]);
       }
+      pool.erase(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(n));
       reads += n;
       if (cmd.progress && now_seconds() - last_note > 5) {
         last_note = now_seconds();
         std::fprintf(stderr, "kmer classify: %llu reads%s\n", static_cast<unsigned long long>(reads),
                      mpi.size > 1 ? (" on rank " + std::to_string(mpi.rank)).c_str() : "");
       }
+    };
+    for (;;) {
+      const size_t n = reader.next_batch(batch, cmd.batch_reads);
+      if (n == 0) break;
+      const bool mine = batches++ % static_cast<uint64_t>(mpi.size) == static_cast<uint64_t>(mpi.rank);
+      if (!mine) continue;
+      for (SequenceRecord& r : batch) {
+        pool_kmers += kmers_of(r);
+        pool.push_back(std::move(r));
+      }
+      while (pool_kmers >= cmd.lookup_batch) {
+        size_t fit = 0;
+        for (uint64_t sum = 0; fit < pool.size() && (fit == 0 || sum + kmers_of(pool[fit]) <= cmd.lookup_batch);)
+          sum += kmers_of(pool[fit++]);
+        classify_first(fit);
+      }
     }
+    if (!pool.empty()) classify_first(pool.size());
     out.close();
     if (!out) fail_at(rank_file.path, 0, "cannot write output file");
     seconds = now_seconds() - t1;

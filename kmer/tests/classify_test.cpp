@@ -2,6 +2,7 @@
 // (exact, mutated, chimeric, random, with N); and the Kraken-style report.
 #include <kmer/classify.hpp>
 #include <kmer/database.hpp>
+#include <kmer/error.hpp>
 #include <kmer/kreport.hpp>
 #include <kmer/verify.hpp>
 
@@ -87,6 +88,70 @@ TEST(Classify, ExactReadsGoToTheirGenomeOrItsSpecies) {
     const uint32_t t = kernel.classify(ref.genomes[0].first.substr(200 * i, 150)).taxid;
     EXPECT_TRUE(db.taxonomy().is_ancestor(10, t)) << t;
   }
+}
+
+// Sorted batches (any size, any threads, both indexes, lowercase and N, empty and short
+// reads, repeated reads) give exactly the per-read kernel's results.
+TEST(ClassifySortedBatch, EqualsPerReadKernelForAnyLookupBatch) {
+  for (const IndexKind kind : {IndexKind::two_level, IndexKind::gnu_hash}) {
+    kmer_test::SmallReference ref;
+    auto o = ref.options(18, kind, "db");
+    kmer::build_database(o);
+    const kmer::Database db = kmer::Database::open(o.out);
+    const kmer::TaxonIndex index(db.taxonomy());
+    std::mt19937_64 rng(5);
+    std::vector<std::string> reads;
+    for (int i = 0; i < 400; ++i) {
+      const auto& g = ref.genomes[rng() % ref.genomes.size()].first;
+      const size_t len = rng() % 200, pos = rng() % (g.size() - len);
+      std::string r = kmer_test::mutate(rng, g.substr(pos, len), (i % 4) * 0.02);
+      if (i % 9 == 0 && len > 0) r[len / 3] = 'N';
+      if (i % 13 == 0) r = reads.empty() ? r : reads.back();  // equal k-mers across reads
+      reads.push_back(r);
+    }
+    reads.push_back("");
+    reads.push_back(ref.genomes[0].first.substr(0, 3000));  // longer than the small batches
+    for (int i = 0; i < 30; ++i) reads.push_back(kmer_test::random_dna(rng, 120));
+    std::vector<std::string_view> views(reads.begin(), reads.end());
+    const kmer::ClassifyParams params;
+    kmer::ReadClassifier kernel(db, index, params);
+    std::vector<kmer::Classification> want;
+    for (const auto& r : reads) want.push_back(kernel.classify(r));
+    for (const unsigned threads : {1u, 2u, 3u}) {
+      for (const uint64_t lookup_batch : {uint64_t{1}, uint64_t{100}, uint64_t{5000}, uint64_t{1} << 30}) {
+        kmer::SortedBatchClassifier sorted(db, index, params, threads, lookup_batch);
+        std::vector<kmer::Classification> got;
+        sorted.classify(views.data(), views.size(), got);
+        if (lookup_batch == 1) {
+          EXPECT_GE(sorted.sorted_batches(), 300u);
+        }
+        if (lookup_batch == uint64_t{1} << 30) {
+          EXPECT_EQ(sorted.sorted_batches(), 1u);
+        }
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_EQ(got[i].taxid, want[i].taxid) << i << " threads " << threads << " batch " << lookup_batch;
+          ASSERT_EQ(got[i].type, want[i].type) << i;
+          ASSERT_EQ(got[i].kmers, want[i].kmers) << i;
+          ASSERT_EQ(got[i].hits, want[i].hits) << i;
+          ASSERT_EQ(got[i].score, want[i].score) << i;
+        }
+        sorted.classify(views.data(), 0, got);  // an empty batch
+        EXPECT_TRUE(got.empty());
+      }
+    }
+  }
+}
+
+TEST(ClassifySortedBatch, RejectsABadLookupBatch) {
+  kmer_test::SmallReference ref;
+  auto o = ref.options(18, IndexKind::two_level, "db");
+  kmer::build_database(o);
+  const kmer::Database db = kmer::Database::open(o.out);
+  const kmer::TaxonIndex index(db.taxonomy());
+  EXPECT_THROW(kmer::SortedBatchClassifier(db, index, {}, 1, 0), kmer::Error);
+  EXPECT_THROW(kmer::SortedBatchClassifier(db, index, {}, 1, kmer::SortedBatchClassifier::kMaxLookupBatch + 1),
+               kmer::Error);
 }
 
 TEST(Kreport, CountsCladesAndRankCodes) {

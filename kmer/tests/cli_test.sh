@@ -58,6 +58,21 @@ done
 "$KMER" classify --db "$work/two-level.db" --reads "$work/reads.fq.gz" --out "$work/gz" --quiet >/dev/null
 cmp -s "$work/gz.tsv" "$work/two-level-placementinmemory.tsv" || fail "gzip reads classify differently"
 ok "gzip reads"
+
+# Sorted lookup batches: tiny ones (many sweeps, reads split across read batches) and one
+# huge one give the same bytes on both indexes and thread counts; bad sizes are refused.
+for index in two-level gnu-hash; do
+  for args in "--lookup-batch 1000 --batch 7 --threads 2" "--lookup-batch 1 --threads 1" "--lookup-batch 1G --threads 3"; do
+    "$KMER" classify --db "$work/$index.db" --reads "$work/reads.fq" --out "$work/lb" --quiet $args >/dev/null
+    cmp -s "$work/lb.tsv" "$work/two-level-placementinmemory.tsv" || fail "classify $index $args: .tsv differs"
+    cmp -s "$work/lb.kreport" "$work/two-level-placementinmemory.kreport" || fail "classify $index $args: .kreport differs"
+  done
+done
+ok "classify with lookup batches of 1, 1000 and 1G k-mers"
+for bad in 0 -1 abc 3G 99999999999; do
+  expect_error "--lookup-batch=$bad" "is not a number of k-mers" \
+    "$KMER" classify --db "$work/two-level.db" --reads "$work/reads.fq" --out "$work/badlb" --lookup-batch="$bad"
+done
 [[ "$(head -1 "$work/gz.tsv")" == $'read_id\ttaxid\tscore\tmatch_type' ]] || fail "tsv header"
 [[ "$(wc -l <"$work/gz.tsv")" -eq 3001 ]] || fail "tsv has $(wc -l <"$work/gz.tsv") lines"
 

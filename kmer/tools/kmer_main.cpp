@@ -44,6 +44,27 @@ std::vector<unsigned> parse_list(const std::string& text) {
   return out;
 }
 
+// --lookup-batch: a whole number of k-mers with an optional binary suffix, 1..2^31; rewrites
+// the text to the plain number. Returns "" or the error.
+std::string parse_lookup_batch(std::string& text) {
+  const std::string bad = "'" + text + "' is not a number of k-mers from 1 to " +
+                          std::to_string(kmer::SortedBatchClassifier::kMaxLookupBatch) +
+                          " (a whole number, optionally with K, M or G = 2^10, 2^20, 2^30)";
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 12) return bad;
+  unsigned shift = 0;
+  const std::string suffix = text.substr(digits);
+  if (suffix == "K" || suffix == "k") shift = 10;
+  else if (suffix == "M" || suffix == "m") shift = 20;
+  else if (suffix == "G" || suffix == "g") shift = 30;
+  else if (!suffix.empty()) return bad;
+  const uint64_t value = std::stoull(text.substr(0, digits));
+  if (value == 0 || value > (kmer::SortedBatchClassifier::kMaxLookupBatch >> shift)) return bad;
+  text = std::to_string(value << shift);
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,7 +103,17 @@ int main(int argc, char** argv) {
   c->add_option("--margin", cls.params.margin, "Best child must beat the runner-up by this share")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  c->add_option("--batch", cls.batch_reads, "Reads per batch (and per MPI block)")->check(CLI::PositiveNumber);
+  c->add_option("--batch", cls.batch_reads, "Reads read at a time (and per MPI block); see --lookup-batch")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--lookup-batch", cls.lookup_batch,
+                 "k-mers per sorted lookup batch (K, M, G = 2^10, 2^20, 2^30): reads are gathered until "
+                 "their k-mers fill a batch, whose k-mers are then looked up in ascending order (one sweep "
+                 "over the DB per batch). Memory: " +
+                     std::to_string(kmer::SortedBatchClassifier::kBytesPerKmer) + " bytes per k-mer (" +
+                     std::to_string(kmer::kDefaultLookupBatch * kmer::SortedBatchClassifier::kBytesPerKmer >> 20) +
+                     " MiB at the default) plus the waiting reads")
+      ->transform(CLI::Validator(parse_lookup_batch, "1..2G"))
+      ->capture_default_str();
   bool cls_quiet = false;
   c->add_flag("--quiet", cls_quiet, "No progress lines");
   add_placement(c, cls.placement);

@@ -17,27 +17,46 @@
 
 namespace kmer {
 
-// The taxa of one k-mer: a view into the value store, or one inline taxon.
+// The taxa of one k-mer: a view into the value store, or one inline taxon. One word (the
+// sorted batches of kmer classify keep one per k-mer): a list pointer (4-byte aligned), or
+// taxid << 1 | 1 for an inline taxon, or 0 for none.
 class TaxaList {
  public:
   TaxaList() = default;
-  static TaxaList from_list(const uint32_t* words) { TaxaList t; t.list_ = words; return t; }
-  static TaxaList from_inline(uint32_t taxid) { TaxaList t; t.inline_taxid_ = taxid; return t; }
+  static TaxaList from_list(const uint32_t* words) {
+    TaxaList t;
+    t.bits_ = reinterpret_cast<uintptr_t>(words);
+    return t;
+  }
+  static TaxaList from_inline(uint32_t taxid) {
+    TaxaList t;
+    t.bits_ = taxid ? (uintptr_t{taxid} << 1) | 1 : 0;
+    return t;
+  }
 
-  bool empty() const { return list_ == nullptr && inline_taxid_ == 0; }
-  uint32_t size() const { return list_ ? list_[0] : (inline_taxid_ ? 1 : 0); }
-  uint32_t taxid(uint32_t i) const { return list_ ? list_[1 + i] : inline_taxid_; }
+  bool empty() const { return bits_ == 0; }
+  uint32_t size() const { return is_list() ? list()[0] : (bits_ ? 1 : 0); }
+  uint32_t taxid(uint32_t i) const { return is_list() ? list()[1 + i] : static_cast<uint32_t>(bits_ >> 1); }
   uint16_t count(uint32_t i) const {
-    if (!list_) return 1;
-    const auto* counts = reinterpret_cast<const uint16_t*>(list_ + 1 + list_[0]);
+    if (!is_list()) return 1;
+    const auto* counts = reinterpret_cast<const uint16_t*>(list() + 1 + list()[0]);
     return counts[i];
   }
-  bool is_inline() const { return list_ == nullptr && inline_taxid_ != 0; }
+  bool is_inline() const { return bits_ & 1; }
+  // As one word and back (kmer classify keeps a batch's lookups in place of their k-mers).
+  uint64_t word() const { return bits_; }
+  static TaxaList from_word(uint64_t word) {
+    TaxaList t;
+    t.bits_ = static_cast<uintptr_t>(word);
+    return t;
+  }
 
  private:
-  const uint32_t* list_ = nullptr;
-  uint32_t inline_taxid_ = 0;
+  uintptr_t bits_ = 0;
+  bool is_list() const { return bits_ != 0 && !(bits_ & 1); }
+  const uint32_t* list() const { return reinterpret_cast<const uint32_t*>(bits_); }
 };
+static_assert(sizeof(TaxaList) == sizeof(uint64_t), "one word per k-mer");
 
 class Database {
  public:
@@ -81,6 +100,29 @@ class Database {
     const uint64_t fl = first_level_[suffix_bits_ >= 64 ? 0 : kmer >> suffix_bits_];
     const uint64_t mid = (fl & ((uint64_t{1} << kFirstLevelStartBits) - 1)) + (fl >> kFirstLevelStartBits) / 2;
     __builtin_prefetch(static_cast<const uint8_t*>(second_level_) + mid * header_->entry_bytes);
+  }
+
+  // For read-ahead hints: the bytes a lookup of this k-mer reads besides its first-level entry
+  // (two-level: its bucket of the second level, empty if the bucket is; gnu-hash: its hash
+  // bucket word), and the address of the first-level entry (gnu-hash: nullptr). Reads the
+  // first-level entry.
+  struct Span {
+    const uint8_t* begin;
+    const uint8_t* end;
+  };
+  Span lookup_span(uint64_t kmer) const {
+    if (!first_level_) {
+      const auto* b = reinterpret_cast<const uint8_t*>(buckets_ + kmer % header_->bucket_count);
+      return {b, b + sizeof(uint64_t)};
+    }
+    const uint64_t fl = first_level_[suffix_bits_ >= 64 ? 0 : kmer >> suffix_bits_];
+    const auto* b = static_cast<const uint8_t*>(second_level_) +
+                    (fl & ((uint64_t{1} << kFirstLevelStartBits) - 1)) * header_->entry_bytes;
+    return {b, b + (fl >> kFirstLevelStartBits) * header_->entry_bytes};
+  }
+  const uint8_t* first_level_address(uint64_t kmer) const {
+    if (!first_level_) return nullptr;
+    return reinterpret_cast<const uint8_t*>(first_level_ + (suffix_bits_ >= 64 ? 0 : kmer >> suffix_bits_));
   }
 
   // Checks every section's CRC; throws kmer::Error naming the first bad section.
