@@ -9,6 +9,7 @@
 #include <kmer/error.hpp>
 
 #include <CLI/CLI.hpp>
+#include <dimmap/dimmap.h>
 
 #include <cstdio>
 #include <sstream>
@@ -44,24 +45,16 @@ std::vector<unsigned> parse_list(const std::string& text) {
   return out;
 }
 
-// --lookup-batch: a whole number of k-mers with an optional binary suffix, 1..2^31; rewrites
-// the text to the plain number. Returns "" or the error.
+// --lookup-batch: a count with an optional binary suffix (K, M, G as in sizes), 1..2^31;
+// rewrites the text to the plain number. Returns "" or the error.
 std::string parse_lookup_batch(std::string& text) {
-  const std::string bad = "'" + text + "' is not a number of k-mers from 1 to " +
-                          std::to_string(kmer::SortedBatchClassifier::kMaxLookupBatch) +
-                          " (a whole number, optionally with K, M or G = 2^10, 2^20, 2^30)";
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 12) return bad;
-  unsigned shift = 0;
-  const std::string suffix = text.substr(digits);
-  if (suffix == "K" || suffix == "k") shift = 10;
-  else if (suffix == "M" || suffix == "m") shift = 20;
-  else if (suffix == "G" || suffix == "g") shift = 30;
-  else if (!suffix.empty()) return bad;
-  const uint64_t value = std::stoull(text.substr(0, digits));
-  if (value == 0 || value > (kmer::SortedBatchClassifier::kMaxLookupBatch >> shift)) return bad;
-  text = std::to_string(value << shift);
+  uint64_t value = 0;
+  if (dimmap_parse_size(text.c_str(), &value) != 0 || value == 0 ||
+      value > kmer::SortedBatchClassifier::kMaxLookupBatch)
+    return "'" + text + "' is not a number of k-mers from 1 to " +
+           std::to_string(kmer::SortedBatchClassifier::kMaxLookupBatch) +
+           " (a whole number, optionally with K, M or G = 2^10, 2^20, 2^30)";
+  text = std::to_string(value);
   return "";
 }
 
