@@ -65,6 +65,12 @@ constexpr uint8_t F_LOAD_WRITE = 0x20; // a write fault is waiting for this load
 constexpr unsigned kRegionShift = 36;  // key = region id << 36 | page index (256 TiB per mapping)
 constexpr size_t kMaxWriteRun = 64;    // pages per coalesced writeback (FastMap writes up to 512)
 constexpr uint64_t kWriteTag = 1ull << 63;
+constexpr uint64_t kRunTag = 1ull << 62;  // a read-ahead run (index into runs_)
+// Read-ahead reads adjacent pages in runs: one read, one copy into the memfd and one
+// UFFDIO_CONTINUE per run instead of per page (a sweep of a file was bound by those calls:
+// kmer classify on dimmap went from 19K to 55K reads/s, Linux mmap 63K).
+constexpr size_t kMaxReadRun = 64;  // pages per read-ahead read (256 KiB with 4 KiB pages)
+constexpr size_t kReadRuns = 16;    // read-ahead runs in flight at once
 constexpr auto kWriteRetryInterval = std::chrono::milliseconds(100);  // while storage refuses writes
 
 struct Region {
@@ -106,6 +112,14 @@ struct WriteJob {
   char* staging = nullptr;  // the pages copied out of the memfd while the write is in flight
 };
 
+// A read-ahead read of adjacent pages of one region into one staging area.
+struct ReadRun {
+  Region* region = nullptr;
+  size_t first_page = 0;
+  std::vector<uint32_t> slots;  // in page order
+  char* staging = nullptr;      // kMaxReadRun pages
+};
+
 struct PendingMiss {
   uint32_t region_id;
   size_t page;
@@ -138,6 +152,9 @@ class UffdEngine final : public Engine {
   void handle_write_protect_fault(Region* r, size_t page, char* addr);
   void start_fill(Region* r, size_t page, bool write, uint32_t tid, bool prefetch = false);
   void finish_read(uint32_t slot, ssize_t result);
+  void start_read_run(Region* r, size_t page);
+  void finish_read_run(size_t run, ssize_t result);
+  void map_run(Region* r, const std::vector<uint32_t>& slots);
   void fill_zero(Region* r, uint32_t slot, size_t page, bool write);
   void finish_write(uint64_t job_id, ssize_t result);
   void map_page(Region* r, uint32_t slot, bool write_fault);
@@ -185,6 +202,9 @@ class UffdEngine final : public Engine {
   char* staging_ = nullptr;
   std::vector<uint32_t> staging_free_;
   std::vector<uint32_t> load_staging_;  // staging page of each loading slot
+  std::vector<ReadRun> runs_;              // read-ahead runs, kReadRuns
+  std::vector<uint32_t> runs_free_;
+  char* run_staging_ = nullptr;            // kReadRuns x kMaxReadRun pages
 
   std::map<uintptr_t, Region*> by_addr_;
   std::unordered_map<uint32_t, Region*> by_id_;
@@ -243,6 +263,17 @@ int UffdEngine::start() {
   staging_ = static_cast<char*>(st);
   for (uint32_t k = cfg_.io_depth; k-- > 0;) staging_free_.push_back(k);
   load_staging_.assign(par_.npages, 0);
+  // Not populated: only programs that read ahead pay for it (up to 4 MiB).
+  void* rs = mmap(nullptr, kReadRuns * kMaxReadRun * page_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                  -1, 0);
+  if (rs == MAP_FAILED) return fail(errno, "cannot allocate read-ahead staging: %s", std::strerror(errno));
+  run_staging_ = static_cast<char*>(rs);
+  runs_.resize(kReadRuns);
+  for (size_t i = kReadRuns; i-- > 0;) {
+    runs_[i].staging = run_staging_ + i * kMaxReadRun * page_size_;
+    runs_[i].slots.reserve(kMaxReadRun);
+    runs_free_.push_back(static_cast<uint32_t>(i));
+  }
   st_.buffer_pages = par_.npages;
 
   uffd_ = uffd_open(&features_);
@@ -278,6 +309,7 @@ UffdEngine::~UffdEngine() {
   if (ctl_fd_ >= 0) close(ctl_fd_);
   if (uffd_ >= 0) close(uffd_);
   if (staging_) munmap(staging_, size_t(cfg_.io_depth) * page_size_);
+  if (run_staging_) munmap(run_staging_, kReadRuns * kMaxReadRun * page_size_);
 }
 
 void UffdEngine::wake_server() {
@@ -321,6 +353,8 @@ void UffdEngine::serve() {
       for (size_t i = 0; i < n; ++i) {
         if (done[i].tag & kWriteTag)
           finish_write(done[i].tag & ~kWriteTag, done[i].result);
+        else if (done[i].tag & kRunTag)
+          finish_read_run(done[i].tag & ~kRunTag, done[i].result);
         else
           finish_read(static_cast<uint32_t>(done[i].tag), done[i].result);
       }
@@ -431,6 +465,92 @@ void UffdEngine::start_fill(Region* r, size_t page, bool write, uint32_t tid, bo
   r->loads++;
   io_->push(IoOp{false, r->file.read_fd(), staging_ + size_t(k) * page_size_, page_size_,
                  r->file_offset + page * page_size_, s});
+}
+
+// Read-ahead of `page` and the queued pages that follow it in the file, in one read.
+void UffdEngine::start_read_run(Region* r, size_t page) {
+  const uint32_t idx = runs_free_.back();
+  ReadRun& run = runs_[idx];
+  run.region = r;
+  run.first_page = page;
+  run.slots.clear();
+  for (;;) {
+    const uint32_t s = dmp_alloc(&policy_, key_of(r, page));
+    if (s == DMP_NIL) {
+      prefetch_.emplace_front(r->id, page);
+      break;
+    }
+    load_tid_[s] = 0;
+    run.slots.push_back(s);
+    st_.prefetched++;
+    // The next queued page joins the run if it is the next page of the file and not resident.
+    if (run.slots.size() == kMaxReadRun || prefetch_.empty() || policy_.free.len <= par_.reserve / 2) break;
+    const auto [id, next] = prefetch_.front();
+    if (id != r->id || next != page + 1 || dmp_lookup(&policy_, key_of(r, next)) != DMP_NIL) break;
+    prefetch_.pop_front();
+    page = next;
+  }
+  if (run.slots.empty()) return;
+  runs_free_.pop_back();
+  reads_in_flight_++;
+  r->loads++;
+  io_->push(IoOp{false, r->file.read_fd(), run.staging, run.slots.size() * page_size_,
+                 r->file_offset + run.first_page * page_size_, kRunTag | idx});
+}
+
+void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
+  ReadRun& run = runs_[idx];
+  Region* r = run.region;
+  runs_free_.push_back(static_cast<uint32_t>(idx));
+  reads_in_flight_--;
+  r->loads--;
+  io_done_.notify_all();
+  const size_t len = run.slots.size() * page_size_;
+  const uint64_t off = r->file_offset + run.first_page * page_size_;
+  const uint64_t want = std::min<uint64_t>(len, r->file.size() > off ? r->file.size() - off : 0);
+  if (result >= 0 && static_cast<uint64_t>(result) >= want) {
+    if (static_cast<uint64_t>(result) < len) std::memset(run.staging + result, 0, len - result);  // the file's end
+    const ssize_t n = pwrite(r->memfd, run.staging, len, static_cast<off_t>(run.first_page * page_size_));
+    if (n != static_cast<ssize_t>(len)) result = n < 0 ? -errno : -ENOMEM;
+  }
+  if (result < 0 || static_cast<uint64_t>(result) < want) {
+    // Nobody asked for these pages: drop them and wake any thread waiting on one, whose
+    // fault then reads the page itself and reports the error to it.
+    log(LogLevel::warn, "read-ahead of %zu pages at offset %llu of '%s' failed: %s", run.slots.size(),
+        static_cast<unsigned long long>(off), r->file.path().c_str(),
+        std::strerror(result < 0 ? static_cast<int>(-result) : EIO));
+    madvise(r->alias + run.first_page * page_size_, len, MADV_REMOVE);  // pages half-copied, if any
+    for (size_t i = 0; i < run.slots.size(); ++i) {
+      dmp_abort(&policy_, run.slots[i]);
+      uffd_wake(uffd_, r->addr + (run.first_page + i) * page_size_, page_size_);
+    }
+    return;
+  }
+  st_.bytes_read += want;
+  for (uint32_t s : run.slots) demote(dmp_loaded(&policy_, s));
+  map_run(r, run.slots);
+}
+
+// Maps adjacent loaded pages with one UFFDIO_CONTINUE (waking their waiters); pages a
+// write fault waits for, and any trouble, go through map_page one by one.
+void UffdEngine::map_run(Region* r, const std::vector<uint32_t>& slots) {
+  const bool wp = r->writable && r->track_dirty;
+  for (size_t i = 0, j; i < slots.size(); i = j) {
+    for (j = i; j < slots.size() && !(pages_[slots[j]].flags & F_LOAD_WRITE); ++j) {
+    }
+    // [i, j): pages only read ahead, mapped together (write-protected to track first writes)
+    if (j - i > 1 && uffd_continue(uffd_, app_addr(slots[i]), (j - i) * page_size_, wp) == 0) {
+      if (r->writable && !wp)
+        for (size_t k = i; k < j; ++k) pages_[slots[k]].flags |= F_DIRTY | F_WRITABLE;
+    } else {
+      for (size_t k = i; k < j; ++k) map_page(r, slots[k], false);
+    }
+    if (j < slots.size()) {  // a write fault waits for this one
+      pages_[slots[j]].flags &= ~F_LOAD_WRITE;
+      map_page(r, slots[j], true);
+      ++j;
+    }
+  }
 }
 
 // A page of a hole: a zeroed page in the memfd instead of a read.
@@ -746,7 +866,10 @@ void UffdEngine::start_pending() {
     auto [id, page] = prefetch_.front();
     prefetch_.pop_front();
     auto it = by_id_.find(id);
-    if (it != by_id_.end() && dmp_lookup(&policy_, key_of(it->second, page)) == DMP_NIL)
+    if (it == by_id_.end() || dmp_lookup(&policy_, key_of(it->second, page)) != DMP_NIL) continue;
+    if (!runs_free_.empty() && !it->second->fresh)  // (holes of fresh regions are zero-filled, not read)
+      start_read_run(it->second, page);
+    else
       start_fill(it->second, page, false, 0, true);
   }
   // Nothing can free a slot (every page dirty and unwritable): fail the waiters rather

@@ -47,7 +47,14 @@ class MadviseBatch {
   ~MadviseBatch();
   MadviseBatch(const MadviseBatch&) = delete;
   MadviseBatch& operator=(const MadviseBatch&) = delete;
-  void add(void* addr, size_t len) { iov_.push_back({addr, len}); }
+  // Adjacent ranges merge into one: one page-table walk, and for the dirty entries
+  // userfaultfd installs one TLB flush per range instead of one per page.
+  void add(void* addr, size_t len) {
+    if (!iov_.empty() && static_cast<char*>(iov_.back().iov_base) + iov_.back().iov_len == addr)
+      iov_.back().iov_len += len;
+    else
+      iov_.push_back({addr, len});
+  }
   size_t size() const { return iov_.size(); }
   // Returns the number of calls made.
   int flush();

@@ -220,6 +220,42 @@ TEST(Engine, PrefetchedPagesArriveMappedWithoutFaults) {
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
 }
 
+// Read-ahead maps adjacent pages in runs (one read, one UFFDIO_CONTINUE): they must still
+// be write-protected, so first writes are tracked and reach the file, and a partial last
+// page of the file reads as zeros past its end.
+TEST(Engine, PrefetchedRunsTrackWritesAndZeroTheFilesTail) {
+  const size_t pages = 300;
+  TempFile f(pages);
+  const size_t tail = 100;  // the file ends 100 bytes into page 299
+  ASSERT_EQ(ftruncate(f.fd(), static_cast<off_t>((pages - 1) * kPage + tail)), 0);
+  Instance in(1024 * kPage);  // a call reads ahead at most a quarter of the buffer
+  uint64_t* m = in.map(f, pages);
+  struct iovec ranges[2] = {{m, 120 * kPage}, {m + 200 * 512, 100 * kPage}};
+  ASSERT_EQ(dimmap_prefetchv(ranges, 2), 0) << dimmap_last_error();
+  for (int i = 0; i < 2000 && in.stats().resident_pages < 220; ++i) usleep(1000);
+  ASSERT_EQ(in.stats().prefetched, 220u);
+  for (size_t p = 0; p < 120; ++p) ASSERT_EQ(m[p * 512 + 5], pattern_word(p, 5, 0)) << "page " << p;
+  for (size_t p = 200; p < pages - 1; ++p) ASSERT_EQ(m[p * 512 + 5], pattern_word(p, 5, 0)) << "page " << p;
+  const uint64_t* last = m + (pages - 1) * 512;
+  for (size_t w = 0; w < tail / 8; ++w) ASSERT_EQ(last[w], pattern_word(pages - 1, w, 0));
+  for (size_t w = (tail + 7) / 8; w < 512; ++w) ASSERT_EQ(last[w], 0u) << "word " << w << " past the end";
+  EXPECT_EQ(in.stats().faults, 0u) << "read-ahead pages were mapped before they were touched";
+  for (size_t p = 30; p < 40; ++p) m[p * 512 + 9] = pattern_word(p, 9, 1);
+  dimmap_stats_t s = in.stats();
+  EXPECT_EQ(s.write_faults, 10u) << "read-ahead pages must be mapped write-protected";
+  expect_consistent(s);
+  ASSERT_EQ(dimmap_msync(m, pages * kPage, MS_SYNC), 0) << dimmap_last_error();
+  for (size_t p = 25; p < 45; ++p) {
+    uint64_t v = 0;
+    ASSERT_EQ(pread(f.fd(), &v, 8, static_cast<off_t>(p * kPage + 9 * 8)), 8);
+    EXPECT_EQ(v, pattern_word(p, 9, p >= 30 && p < 40 ? 1 : 0)) << "page " << p;
+  }
+  ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0);
+  struct stat st {};
+  ASSERT_EQ(fstat(f.fd(), &st), 0);
+  EXPECT_EQ(st.st_size, static_cast<off_t>((pages - 1) * kPage + tail)) << "the file grew";
+}
+
 TEST(Engine, SystemCallsReadAndWriteMappedMemory) {
   const size_t pages = 256;
   TempFile src(pages), dst(pages, "dimmap-dst");
