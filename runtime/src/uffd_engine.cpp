@@ -71,6 +71,8 @@ constexpr uint64_t kRunTag = 1ull << 62;  // a read-ahead run (index into runs_)
 // kmer classify on dimmap went from 19K to 55K reads/s, Linux mmap 63K).
 constexpr size_t kMaxReadRun = 64;  // pages per read-ahead read (256 KiB with 4 KiB pages)
 constexpr size_t kReadRuns = 16;    // read-ahead runs in flight at once
+// Their staging memory stays under 1/16 of the buffer (it counts against the same budget).
+constexpr size_t kRunStagingShare = 16;
 constexpr auto kWriteRetryInterval = std::chrono::milliseconds(100);  // while storage refuses writes
 
 struct Region {
@@ -117,7 +119,7 @@ struct ReadRun {
   Region* region = nullptr;
   size_t first_page = 0;
   std::vector<uint32_t> slots;  // in page order
-  char* staging = nullptr;      // kMaxReadRun pages
+  char* staging = nullptr;      // run_pages_ pages
 };
 
 struct PendingMiss {
@@ -204,7 +206,8 @@ class UffdEngine final : public Engine {
   std::vector<uint32_t> load_staging_;  // staging page of each loading slot
   std::vector<ReadRun> runs_;              // read-ahead runs, kReadRuns
   std::vector<uint32_t> runs_free_;
-  char* run_staging_ = nullptr;            // kReadRuns x kMaxReadRun pages
+  char* run_staging_ = nullptr;            // kReadRuns x run_pages_ pages
+  size_t run_pages_ = 1;                   // pages per read-ahead run
 
   std::map<uintptr_t, Region*> by_addr_;
   std::unordered_map<uint32_t, Region*> by_id_;
@@ -263,15 +266,16 @@ int UffdEngine::start() {
   staging_ = static_cast<char*>(st);
   for (uint32_t k = cfg_.io_depth; k-- > 0;) staging_free_.push_back(k);
   load_staging_.assign(par_.npages, 0);
-  // Not populated: only programs that read ahead pay for it (up to 4 MiB).
-  void* rs = mmap(nullptr, kReadRuns * kMaxReadRun * page_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+  // Not populated: only programs that read ahead pay for it (at most 4 MiB).
+  run_pages_ = std::clamp<size_t>(par_.npages / (kReadRuns * kRunStagingShare), 1, kMaxReadRun);
+  void* rs = mmap(nullptr, kReadRuns * run_pages_ * page_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                   -1, 0);
   if (rs == MAP_FAILED) return fail(errno, "cannot allocate read-ahead staging: %s", std::strerror(errno));
   run_staging_ = static_cast<char*>(rs);
   runs_.resize(kReadRuns);
   for (size_t i = kReadRuns; i-- > 0;) {
-    runs_[i].staging = run_staging_ + i * kMaxReadRun * page_size_;
-    runs_[i].slots.reserve(kMaxReadRun);
+    runs_[i].staging = run_staging_ + i * run_pages_ * page_size_;
+    runs_[i].slots.reserve(run_pages_);
     runs_free_.push_back(static_cast<uint32_t>(i));
   }
   st_.buffer_pages = par_.npages;
@@ -309,7 +313,7 @@ UffdEngine::~UffdEngine() {
   if (ctl_fd_ >= 0) close(ctl_fd_);
   if (uffd_ >= 0) close(uffd_);
   if (staging_) munmap(staging_, size_t(cfg_.io_depth) * page_size_);
-  if (run_staging_) munmap(run_staging_, kReadRuns * kMaxReadRun * page_size_);
+  if (run_staging_) munmap(run_staging_, kReadRuns * run_pages_ * page_size_);
 }
 
 void UffdEngine::wake_server() {
@@ -484,7 +488,7 @@ void UffdEngine::start_read_run(Region* r, size_t page) {
     run.slots.push_back(s);
     st_.prefetched++;
     // The next queued page joins the run if it is the next page of the file and not resident.
-    if (run.slots.size() == kMaxReadRun || prefetch_.empty() || policy_.free.len <= par_.reserve / 2) break;
+    if (run.slots.size() == run_pages_ || prefetch_.empty() || policy_.free.len <= par_.reserve / 2) break;
     const auto [id, next] = prefetch_.front();
     if (id != r->id || next != page + 1 || dmp_lookup(&policy_, key_of(r, next)) != DMP_NIL) break;
     prefetch_.pop_front();
