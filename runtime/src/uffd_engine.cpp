@@ -266,10 +266,11 @@ int UffdEngine::start() {
   staging_ = static_cast<char*>(st);
   for (uint32_t k = cfg_.io_depth; k-- > 0;) staging_free_.push_back(k);
   load_staging_.assign(par_.npages, 0);
-  // Not populated: only programs that read ahead pay for it (at most 4 MiB).
+  // Populated now, like the buffer's other staging: the engine's memory is fixed from the
+  // start, so a budget measured on a short run holds for a long one (at most 4 MiB).
   run_pages_ = std::clamp<size_t>(par_.npages / (kReadRuns * kRunStagingShare), 1, kMaxReadRun);
-  void* rs = mmap(nullptr, kReadRuns * run_pages_ * page_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                  -1, 0);
+  void* rs = mmap(nullptr, kReadRuns * run_pages_ * page_size_, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (rs == MAP_FAILED) return fail(errno, "cannot allocate read-ahead staging: %s", std::strerror(errno));
   run_staging_ = static_cast<char*>(rs);
   runs_.resize(kReadRuns);
