@@ -154,6 +154,7 @@ class UffdEngine final : public Engine {
   void handle_write_protect_fault(Region* r, size_t page, char* addr);
   void start_fill(Region* r, size_t page, bool write, uint32_t tid, bool prefetch = false);
   void finish_read(uint32_t slot, ssize_t result);
+  ssize_t store_read(Region* r, size_t first_page, char* data, size_t len, ssize_t result);
   void start_read_run(Region* r, size_t page);
   void finish_read_run(size_t run, ssize_t result);
   void map_run(Region* r, const std::vector<uint32_t>& slots);
@@ -472,6 +473,20 @@ void UffdEngine::start_fill(Region* r, size_t page, bool write, uint32_t tid, bo
                  r->file_offset + page * page_size_, s});
 }
 
+// A finished read of `len` bytes at `first_page` into the memfd's page cache (allocating the
+// pages without mapping them anywhere), zeros past the file's end. Returns the bytes read
+// from the file, or -errno (EIO for a read that stopped short of the file's end).
+ssize_t UffdEngine::store_read(Region* r, size_t first_page, char* data, size_t len, ssize_t result) {
+  if (result < 0) return result;
+  const uint64_t off = r->file_offset + first_page * page_size_;
+  const uint64_t want = std::min<uint64_t>(len, r->file.size() > off ? r->file.size() - off : 0);
+  if (static_cast<uint64_t>(result) < want) return -EIO;
+  if (static_cast<uint64_t>(result) < len) std::memset(data + result, 0, len - result);
+  const ssize_t n = pwrite(r->memfd, data, len, static_cast<off_t>(first_page * page_size_));
+  if (n != static_cast<ssize_t>(len)) return n < 0 ? -errno : -ENOMEM;
+  return result;
+}
+
 // Read-ahead of `page` and the queued pages that follow it in the file, in one read.
 void UffdEngine::start_read_run(Region* r, size_t page) {
   const uint32_t idx = runs_free_.back();
@@ -511,19 +526,13 @@ void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
   r->loads--;
   io_done_.notify_all();
   const size_t len = run.slots.size() * page_size_;
-  const uint64_t off = r->file_offset + run.first_page * page_size_;
-  const uint64_t want = std::min<uint64_t>(len, r->file.size() > off ? r->file.size() - off : 0);
-  if (result >= 0 && static_cast<uint64_t>(result) >= want) {
-    if (static_cast<uint64_t>(result) < len) std::memset(run.staging + result, 0, len - result);  // the file's end
-    const ssize_t n = pwrite(r->memfd, run.staging, len, static_cast<off_t>(run.first_page * page_size_));
-    if (n != static_cast<ssize_t>(len)) result = n < 0 ? -errno : -ENOMEM;
-  }
-  if (result < 0 || static_cast<uint64_t>(result) < want) {
+  result = store_read(r, run.first_page, run.staging, len, result);
+  if (result < 0) {
     // Nobody asked for these pages: drop them and wake any thread waiting on one, whose
     // fault then reads the page itself and reports the error to it.
     log(LogLevel::warn, "read-ahead of %zu pages at offset %llu of '%s' failed: %s", run.slots.size(),
-        static_cast<unsigned long long>(off), r->file.path().c_str(),
-        std::strerror(result < 0 ? static_cast<int>(-result) : EIO));
+        static_cast<unsigned long long>(r->file_offset + run.first_page * page_size_), r->file.path().c_str(),
+        std::strerror(static_cast<int>(-result)));
     madvise(r->alias + run.first_page * page_size_, len, MADV_REMOVE);  // pages half-copied, if any
     for (size_t i = 0; i < run.slots.size(); ++i) {
       dmp_abort(&policy_, run.slots[i]);
@@ -531,7 +540,7 @@ void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
     }
     return;
   }
-  st_.bytes_read += want;
+  st_.bytes_read += static_cast<uint64_t>(result);
   for (uint32_t s : run.slots) demote(dmp_loaded(&policy_, s));
   map_run(r, run.slots);
 }
@@ -581,19 +590,10 @@ void UffdEngine::finish_read(uint32_t s, ssize_t result) {
   const uint32_t k = load_staging_[s];
   char* data = staging_ + size_t(k) * page_size_;
   staging_free_.push_back(k);
-  const uint64_t off = r->file_offset + page * page_size_;
-  const uint64_t want = std::min<uint64_t>(page_size_, r->file.size() > off ? r->file.size() - off : 0);
-  if (result >= 0 && static_cast<uint64_t>(result) >= want) {
-    if (static_cast<uint64_t>(result) < page_size_)  // the file's last page: zero the tail
-      std::memset(data + result, 0, page_size_ - result);
-    // Into the memfd's page cache (allocating the page) without mapping it anywhere.
-    const ssize_t n = pwrite(r->memfd, data, page_size_, static_cast<off_t>(page * page_size_));
-    if (n != static_cast<ssize_t>(page_size_)) result = n < 0 ? -errno : -ENOMEM;
-  }
-  if (result < 0 || static_cast<uint64_t>(result) < want) {
-    const int err = result < 0 ? static_cast<int>(-result) : EIO;
+  result = store_read(r, page, data, page_size_, result);
+  if (result < 0) {
     dmp_abort(&policy_, s);
-    fail_page(r, page, load_tid_[s], err);
+    fail_page(r, page, load_tid_[s], static_cast<int>(-result));
     return;
   }
   st_.bytes_read += static_cast<uint64_t>(result);
