@@ -26,8 +26,16 @@ IndexKind parse_index_kind(const char* text) {
   throw Error(std::string("unknown index '") + text + "' (expected two-level or gnu-hash)");
 }
 
+CompactEntries parse_compact_entries(const char* text) {
+  if (std::strcmp(text, "auto") == 0) return CompactEntries::automatic;
+  if (std::strcmp(text, "always") == 0) return CompactEntries::always;
+  if (std::strcmp(text, "never") == 0) return CompactEntries::never;
+  throw Error(std::string("unknown --compact value '") + text + "' (expected auto, always or never)");
+}
+
 const char* section_name(uint32_t section) {
-  static const char* kNames[kSectionCount] = {"taxonomy", "values", "first-level", "second-level", "buckets", "nodes"};
+  static const char* kNames[kSectionCount] = {"taxonomy", "values", "first-level", "second-level", "buckets", "nodes",
+                                               "value-codes"};
   return section < kSectionCount ? kNames[section] : "?";
 }
 
@@ -75,12 +83,16 @@ void Database::attach(const std::string& path) {
   values_ = reinterpret_cast<const uint32_t*>(at(kSectionValues));
   const auto kind = static_cast<IndexKind>(h.index_kind);
   if (kind == IndexKind::two_level) {
+    const bool compact = h.entry_bytes == sizeof(TwoLevelEntry16);
     if (h.prefix_bits > 2 * h.k ||
-        (h.entry_bytes != sizeof(TwoLevelEntry32) && h.entry_bytes != sizeof(TwoLevelEntry64)) ||
+        (!compact && h.entry_bytes != sizeof(TwoLevelEntry32) && h.entry_bytes != sizeof(TwoLevelEntry64)) ||
+        (compact && (2 * h.k - h.prefix_bits > 16 ||
+                     h.sections[kSectionValueCodes].bytes != kValueCodes * sizeof(uint32_t))) ||
         h.sections[kSectionFirstLevel].bytes != (uint64_t{8} << h.prefix_bits))
       fail_at(path, 0, "k-mer database has an inconsistent two-level index");
     first_level_ = reinterpret_cast<const uint64_t*>(at(kSectionFirstLevel));
     second_level_ = at(kSectionSecondLevel);
+    if (compact) value_codes_ = reinterpret_cast<const uint32_t*>(at(kSectionValueCodes));
     suffix_bits_ = 2 * h.k - h.prefix_bits;
     suffix_mask_ = suffix_bits_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << suffix_bits_) - 1;
   } else if (kind == IndexKind::gnu_hash) {
@@ -105,6 +117,7 @@ TaxaList Database::lookup_two_level(uint64_t kmer) const {
   const uint64_t count = fl >> kFirstLevelStartBits;
   if (count == 0) return {};
   const uint64_t suffix = kmer & suffix_mask_;
+  if (value_codes_) return search_bucket(static_cast<const TwoLevelEntry16*>(second_level_) + start, count, suffix);
   if (header_->entry_bytes == sizeof(TwoLevelEntry32))
     return search_bucket(static_cast<const TwoLevelEntry32*>(second_level_) + start, count, suffix);
   return search_bucket(static_cast<const TwoLevelEntry64*>(second_level_) + start, count, suffix);

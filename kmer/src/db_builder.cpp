@@ -207,6 +207,7 @@ BuildStats build_database(const BuildOptions& o) {
   in.genomes = genomes.size();
   in.bases = stats.bases;
   in.taxonomy = encode_taxonomy(taxonomy, std::vector<uint32_t>(db_taxa.begin(), db_taxa.end()));
+  in.compact = o.compact;
   in.progress = o.progress;
   stats.file_bytes = write_database(in, o.out);
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

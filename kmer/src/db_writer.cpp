@@ -11,11 +11,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace kmer {
 
@@ -124,9 +127,31 @@ void copy_file_into(const std::string& path, uint8_t* dest, uint64_t bytes) {
   if (got != bytes) fail_at(path, 0, "temporary file is shorter than expected");
 }
 
+// The distinct values of the stream, sorted; stops counting past kValueCodes + 1 (too many
+// for compact entries).
+std::vector<uint32_t> distinct_values(const WriterInput& in) {
+  std::unordered_set<uint32_t> seen;
+  RecordReader<StreamRecord> reader(in.stream_path);
+  for (;;) {
+    const auto& chunk = reader.next();
+    if (chunk.empty()) break;
+    for (const StreamRecord& r : chunk) seen.insert(r.value);
+    if (seen.size() > kValueCodes) break;
+  }
+  std::vector<uint32_t> values(seen.begin(), seen.end());
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+// Stores a record's value in an entry: as is, or as its code for compact entries.
+struct ValueEncoder {
+  std::unordered_map<uint32_t, uint16_t> codes;  // compact entries only
+  uint32_t operator()(uint32_t value) const { return codes.empty() ? value : codes.at(value); }
+};
+
 template <typename Entry>
-void fill_two_level(const WriterInput& in, const std::vector<uint64_t>& first, unsigned suffix_bits, uint8_t* out,
-                    Progress& bar) {
+void fill_two_level(const WriterInput& in, const std::vector<uint64_t>& first, unsigned suffix_bits,
+                    const ValueEncoder& encode, uint8_t* out, Progress& bar) {
   auto* entries = reinterpret_cast<Entry*>(out);
   const uint64_t mask = suffix_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << suffix_bits) - 1;
   uint64_t current_prefix = ~uint64_t{0}, cursor = 0;
@@ -142,7 +167,7 @@ void fill_two_level(const WriterInput& in, const std::vector<uint64_t>& first, u
       }
       Entry& e = entries[cursor++];
       e.suffix = static_cast<decltype(e.suffix)>(r.kmer & mask);
-      e.value = r.value;
+      e.value = static_cast<decltype(e.value)>(encode(r.value));
     }
     bar.add(chunk.size());
   }
@@ -150,10 +175,24 @@ void fill_two_level(const WriterInput& in, const std::vector<uint64_t>& first, u
 
 }  // namespace
 
-TwoLevelShape choose_two_level_shape(uint64_t kmers, unsigned k) {
+TwoLevelShape choose_two_level_shape(uint64_t kmers, unsigned k, uint64_t distinct_values, CompactEntries compact) {
   const unsigned total_bits = 2 * k;
   unsigned target = 0;
   while (target < total_bits && (kmers >> target) > 64) ++target;  // ~64 entries per list
+  if (compact != CompactEntries::never) {
+    const unsigned prefix = std::max(target, total_bits > 16 ? total_bits - 16 : 0);
+    // A first level up to 4x the usual (>= 16 entries per list on average) costs at most
+    // 0.5 byte per k-mer; compact entries save 4.
+    const bool pays = prefix <= target + 2;
+    const bool fits = distinct_values <= kValueCodes && prefix <= std::max(target + 2, 24u);
+    if (fits && (pays || compact == CompactEntries::always)) return {prefix, sizeof(TwoLevelEntry16)};
+    if (compact == CompactEntries::always)
+      throw Error(distinct_values > kValueCodes
+                      ? "--compact=always: the DB has more than " + std::to_string(kValueCodes) +
+                            " distinct taxa values, compact entries code at most that many"
+                      : "--compact=always: 16-bit suffixes of " + std::to_string(k) + "-mers need a first level of 2^" +
+                            std::to_string(prefix) + " entries (at most 2^24 allowed)");
+  }
   const unsigned min_for_32 = total_bits > 32 ? total_bits - 32 : 0;
   if (target >= min_for_32) return {target, sizeof(TwoLevelEntry32)};
   // Suffixes need more than 32 bits: take a bigger first level if it costs at most 16x,
@@ -188,8 +227,15 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
 
   std::vector<uint64_t> first;  // two-level first level, built in memory (n/8 bytes)
   unsigned suffix_bits = 0;
+  std::vector<uint32_t> values;  // compact entries: the value of each code
+  ValueEncoder encode;
   if (in.kind == IndexKind::two_level) {
-    TwoLevelShape shape = choose_two_level_shape(in.kmers, in.k);
+    if (in.compact != CompactEntries::never) values = distinct_values(in);
+    TwoLevelShape shape =
+        choose_two_level_shape(in.kmers, in.k, in.compact == CompactEntries::never ? ~uint64_t{0} : values.size(),
+                               in.compact);
+    if (shape.entry_bytes != sizeof(TwoLevelEntry16)) values.clear();
+    for (size_t code = 0; code < values.size(); ++code) encode.codes[values[code]] = static_cast<uint16_t>(code);
     for (;;) {
       suffix_bits = 2 * in.k - shape.prefix_bits;
       first.assign(uint64_t{1} << shape.prefix_bits, 0);
@@ -219,6 +265,7 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
     }
     place(kSectionFirstLevel, first.size() * sizeof(uint64_t));
     place(kSectionSecondLevel, cursor * shape.entry_bytes);
+    if (!values.empty()) place(kSectionValueCodes, kValueCodes * sizeof(uint32_t));
   } else {
     h.bucket_count = next_prime(in.kmers > 0 ? in.kmers : 1);
     place(kSectionBuckets, h.bucket_count * sizeof(uint64_t));
@@ -235,10 +282,16 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
   if (in.kind == IndexKind::two_level) {
     std::memcpy(base + h.sections[kSectionFirstLevel].offset, first.data(), first.size() * sizeof(uint64_t));
     uint8_t* second = base + h.sections[kSectionSecondLevel].offset;
-    if (h.entry_bytes == sizeof(TwoLevelEntry32))
-      fill_two_level<TwoLevelEntry32>(in, first, suffix_bits, second, bar);
-    else
-      fill_two_level<TwoLevelEntry64>(in, first, suffix_bits, second, bar);
+    if (h.entry_bytes == sizeof(TwoLevelEntry16)) {
+      auto* codes = reinterpret_cast<uint32_t*>(base + h.sections[kSectionValueCodes].offset);
+      std::fill(codes, codes + kValueCodes, kInlineTaxon);  // unused codes: no taxa
+      std::copy(values.begin(), values.end(), codes);
+      fill_two_level<TwoLevelEntry16>(in, first, suffix_bits, encode, second, bar);
+    } else if (h.entry_bytes == sizeof(TwoLevelEntry32)) {
+      fill_two_level<TwoLevelEntry32>(in, first, suffix_bits, encode, second, bar);
+    } else {
+      fill_two_level<TwoLevelEntry64>(in, first, suffix_bits, encode, second, bar);
+    }
   } else {
     auto* buckets = reinterpret_cast<uint64_t*>(base + h.sections[kSectionBuckets].offset);
     auto* nodes = reinterpret_cast<HashNode*>(base + h.sections[kSectionNodes].offset);

@@ -30,16 +30,20 @@ struct WriterInput {
   uint64_t genomes = 0;
   uint64_t bases = 0;
   std::vector<uint8_t> taxonomy;  // encoded section
+  CompactEntries compact = CompactEntries::automatic;
   bool progress = true;
 };
 
-// Two-level: first-level bits for n k-mers (about 64 entries per list) and whether the
-// suffixes fit in 32 bits.
+// Two-level: first-level bits for n k-mers (about 64 entries per list) and the entry size:
+// 4-byte compact entries when `distinct_values` fit in 16-bit codes and 16-bit suffixes
+// cost at most a 4x bigger first level (automatic) or whenever they fit (always), else 8
+// bytes (32-bit suffixes) or 16.
 struct TwoLevelShape {
   unsigned prefix_bits;
   unsigned entry_bytes;
 };
-TwoLevelShape choose_two_level_shape(uint64_t kmers, unsigned k);
+TwoLevelShape choose_two_level_shape(uint64_t kmers, unsigned k, uint64_t distinct_values,
+                                     CompactEntries compact = CompactEntries::automatic);
 
 // Writes the DB to a temporary file next to out_path and renames it over out_path at the
 // end; on any error the temporary file is removed. Returns the file size.

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "../src/db_writer.hpp"
 #include "db_fixture.hpp"
 
 namespace {
@@ -23,10 +24,13 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+using kmer::CompactEntries;
+
 struct Case {
   unsigned k;
   IndexKind kind;
   unsigned max_taxa;
+  CompactEntries compact = CompactEntries::automatic;
 };
 
 class LookupEqualsBruteForce : public ::testing::TestWithParam<Case> {};
@@ -36,12 +40,16 @@ TEST_P(LookupEqualsBruteForce, EveryKmerAndAbsentOnes) {
   kmer_test::SmallReference ref;
   auto o = ref.options(c.k, c.kind, "db");
   o.max_taxa = c.max_taxa;
+  o.compact = c.compact;
   const auto stats = kmer::build_database(o);
   const auto tax = kmer::Taxonomy::load_dir(o.taxonomy_dir);
   const kmer::BruteForceTable table(kmer::read_genome_list(ref.list, tax), tax, c.k, c.max_taxa);
   const kmer::Database db = kmer::Database::open(o.out);
   ASSERT_EQ(db.k(), c.k);
   ASSERT_EQ(db.kind(), c.kind);
+  if (c.kind == IndexKind::two_level && c.compact != CompactEntries::automatic) {
+    ASSERT_EQ(db.header().entry_bytes == sizeof(kmer::TwoLevelEntry16), c.compact == CompactEntries::always);
+  }
   EXPECT_EQ(stats.kmers, table.table().size());
   EXPECT_EQ(db.header().kmer_count, table.table().size());
   for (const auto& [text, taxa] : table.table()) {
@@ -78,17 +86,47 @@ TEST_P(LookupEqualsBruteForce, EveryKmerAndAbsentOnes) {
   db.verify();
 }
 
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  static const char* const kCompact[] = {"", "_compact", "_wide"};
+  return std::string(info.param.kind == IndexKind::two_level ? "TwoLevel" : "GnuHash") + "_k" +
+         std::to_string(info.param.k) + "_maxtaxa" + std::to_string(info.param.max_taxa) +
+         kCompact[static_cast<int>(info.param.compact)];
+}
+
 INSTANTIATE_TEST_SUITE_P(Indexes, LookupEqualsBruteForce,
                          ::testing::Values(Case{18, IndexKind::two_level, 32}, Case{18, IndexKind::gnu_hash, 32},
                                            Case{18, IndexKind::two_level, 2}, Case{18, IndexKind::gnu_hash, 1},
                                            Case{5, IndexKind::two_level, 3}, Case{5, IndexKind::gnu_hash, 0},
                                            Case{31, IndexKind::two_level, 32}, Case{32, IndexKind::gnu_hash, 32},
-                                           Case{32, IndexKind::two_level, 0}),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return std::string(info.param.kind == IndexKind::two_level ? "TwoLevel" : "GnuHash") +
-                                  "_k" + std::to_string(info.param.k) + "_maxtaxa" +
-                                  std::to_string(info.param.max_taxa);
-                         });
+                                           Case{32, IndexKind::two_level, 0},
+                                           Case{18, IndexKind::two_level, 32, CompactEntries::always},
+                                           Case{18, IndexKind::two_level, 1, CompactEntries::always},
+                                           Case{12, IndexKind::two_level, 0, CompactEntries::always},
+                                           Case{5, IndexKind::two_level, 3, CompactEntries::never}),
+                         case_name);
+
+TEST(TwoLevelShape, CompactEntriesWhenTheyPayAndFit) {
+  using kmer::choose_two_level_shape;
+  auto shape = [](uint64_t kmers, unsigned k, uint64_t values, CompactEntries c = CompactEntries::automatic) {
+    const kmer::TwoLevelShape s = choose_two_level_shape(kmers, k, values, c);
+    return std::make_pair(s.prefix_bits, s.entry_bytes);
+  };
+  // 32M 18-mers: ~64 per list wants 19 prefix bits; 16-bit suffixes need 20: compact.
+  EXPECT_EQ(shape(32u << 20, 18, 1000), std::make_pair(20u, 4u));
+  // Too many distinct values for 16-bit codes: 8-byte entries.
+  EXPECT_EQ(shape(32u << 20, 18, 70000), std::make_pair(19u, 8u));
+  // A small DB would need a first level 2^14 times its usual size: not worth it unless asked.
+  EXPECT_EQ(shape(1000, 18, 10), std::make_pair(4u, 8u));
+  EXPECT_EQ(shape(1000, 18, 10, CompactEntries::always), std::make_pair(20u, 4u));
+  EXPECT_EQ(shape(1000, 18, 10, CompactEntries::never), std::make_pair(4u, 8u));
+  // Short k-mers: suffixes fit in 16 bits at the usual first level.
+  EXPECT_EQ(shape(1000, 5, 10), std::make_pair(4u, 4u));
+  // More k-mers than 2^16 per prefix: still 4 bytes, with the usual (bigger) first level.
+  EXPECT_EQ(shape(uint64_t{1} << 32, 18, 10), std::make_pair(26u, 4u));
+  // Impossible on request: clear errors.
+  EXPECT_THROW(choose_two_level_shape(1000, 32, 10, CompactEntries::always), kmer::Error);
+  EXPECT_THROW(choose_two_level_shape(32u << 20, 18, 70000, CompactEntries::always), kmer::Error);
+}
 
 TEST(Build, ReductionHappensAndShortListsStay) {
   kmer_test::SmallReference ref;

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   kmer::BuildOptions build;
-  std::string index = "two-level", memory = "1G";
+  std::string index = "two-level", memory = "1G", compact = "auto";
   bool quiet = false;
   auto* b = app.add_subcommand("build", "Build a k-mer DB from genomes (path<TAB>taxid) and an NCBI taxonomy");
   b->add_option("--k", build.k, "k-mer length (1..32)")->check(CLI::Range(1, 32))->capture_default_str();
@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
   b->add_option("--genomes", build.genome_list, "Genome list: path<TAB>taxid per line")->required();
   b->add_option("--index", index, "Index: two-level or gnu-hash")
       ->check(CLI::IsMember({"two-level", "gnu-hash"}))
+      ->capture_default_str();
+  b->add_option("--compact", compact,
+                "Two-level entries of 4 bytes (16-bit suffix, 16-bit value code) instead of 8: auto (when the "
+                "first level stays <= 4x its usual size and <= 65536 distinct values), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   b->add_option("--out", build.out, "Output DB file (written under a temporary name, renamed at the end)")->required();
   b->add_option("--memory", memory, "Memory budget for sorting partitions (e.g. 512M, 4G)")->capture_default_str();
@@ -138,6 +143,7 @@ int main(int argc, char** argv) {
     if (*b) {
       build.index = kmer::parse_index_kind(index.c_str());
       build.memory_bytes = dimmap::parse_size(memory, "--memory");
+      build.compact = kmer::parse_compact_entries(compact.c_str());
       build.progress = !quiet;
       const kmer::BuildStats s = kmer::build_database(build);
       std::fprintf(stderr,

@@ -141,6 +141,7 @@ class Database {
   const uint32_t* values_ = nullptr;
   const uint64_t* first_level_ = nullptr;
   const void* second_level_ = nullptr;
+  const uint32_t* value_codes_ = nullptr;  // compact two-level entries only
   const uint64_t* buckets_ = nullptr;
   const HashNode* nodes_ = nullptr;
   unsigned suffix_bits_ = 0;
@@ -152,6 +153,10 @@ class Database {
     if (value & kInlineTaxon) return TaxaList::from_inline(static_cast<uint32_t>(value & ~kInlineTaxon));
     return TaxaList::from_list(values_ + value);
   }
+  // An entry's value: compact entries hold a code into the value-code table.
+  uint64_t entry_value(const TwoLevelEntry16& e) const { return value_codes_[e.value]; }
+  template <typename Entry>
+  uint64_t entry_value(const Entry& e) const { return e.value; }
   template <typename Entry>
   TaxaList search_bucket(const Entry* entries, uint64_t count, uint64_t suffix) const;
   template <typename Entry, typename F>
@@ -167,7 +172,7 @@ TaxaList Database::search_bucket(const Entry* entries, uint64_t count, uint64_t 
     lo = (lo[half].suffix <= suffix) ? lo + half : lo;
     count -= half;
   }
-  if (count == 1 && lo->suffix == suffix) return value_to_list(lo->value);
+  if (count == 1 && lo->suffix == suffix) return value_to_list(entry_value(*lo));
   return {};
 }
 
@@ -180,14 +185,16 @@ void Database::for_each_two_level(F& f) const {
     const uint64_t start = fl & ((uint64_t{1} << kFirstLevelStartBits) - 1);
     const uint64_t n = fl >> kFirstLevelStartBits;
     for (uint64_t i = 0; i < n; ++i)
-      f((p << suffix_bits_) | entries[start + i].suffix, value_to_list(entries[start + i].value));
+      f((p << suffix_bits_) | entries[start + i].suffix, value_to_list(entry_value(entries[start + i])));
   }
 }
 
 template <typename F>
 void Database::for_each(F&& f) const {
   if (kind() == IndexKind::two_level) {
-    if (header_->entry_bytes == sizeof(TwoLevelEntry32))
+    if (value_codes_)
+      for_each_two_level<TwoLevelEntry16>(f);
+    else if (header_->entry_bytes == sizeof(TwoLevelEntry32))
       for_each_two_level<TwoLevelEntry32>(f);
     else
       for_each_two_level<TwoLevelEntry64>(f);

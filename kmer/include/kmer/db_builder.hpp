@@ -28,6 +28,7 @@ struct BuildOptions {
   std::string temp_dir;      // "" = the output's directory
   uint64_t memory_bytes = uint64_t{1} << 30;  // budget for sorting partitions
   unsigned max_taxa = 32;    // longer taxa lists are reduced toward their LCA
+  CompactEntries compact = CompactEntries::automatic;
   unsigned threads = 0;      // 0 = OpenMP default
   bool progress = true;      // progress bar on stderr
 };
