@@ -88,9 +88,11 @@ TEST(PermaModel, EngineReadsTakeAtLeastTheModelledLatency) {
   ASSERT_EQ(ftruncate(fd, pages * 4096), 0);
   const double lcurr = seconds_per_miss("lcurr", fd, pages);
   const double simopt = seconds_per_miss("sim-opt", fd, pages);
-  // A lower bound (the model only ever adds delay), so a busy machine cannot break it.
+  // Lower bounds only (the model only ever adds delay), so a busy machine cannot break them;
+  // which model is faster is a property of the models, not of this run's timings.
   EXPECT_GE(lcurr, latency("lcurr", 1) * 1e-9) << "lcurr " << lcurr * 1e6 << " us per miss";
-  EXPECT_LT(simopt, lcurr) << "sim-opt " << simopt * 1e6 << " us per miss";
+  EXPECT_GE(simopt, latency("sim-opt", 1) * 1e-9) << "sim-opt " << simopt * 1e6 << " us per miss";
+  EXPECT_LT(latency("sim-opt", 1), latency("lcurr", 1));
   std::printf("per miss: lcurr %.1f us (model %.1f us), sim-opt %.1f us\n", lcurr * 1e6,
               latency("lcurr", 1) / 1000.0, simopt * 1e6);
   close(fd);
