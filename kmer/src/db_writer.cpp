@@ -230,10 +230,12 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
   std::vector<uint32_t> values;  // compact entries: the value of each code
   ValueEncoder encode;
   if (in.kind == IndexKind::two_level) {
-    if (in.compact != CompactEntries::never) values = distinct_values(in);
-    TwoLevelShape shape =
-        choose_two_level_shape(in.kmers, in.k, in.compact == CompactEntries::never ? ~uint64_t{0} : values.size(),
-                               in.compact);
+    // Distinct values are counted (one more pass over the stream) only where compact entries
+    // would be chosen if they fit.
+    const bool candidate = in.compact != CompactEntries::never &&
+                           choose_two_level_shape(in.kmers, in.k, 0, in.compact).entry_bytes == sizeof(TwoLevelEntry16);
+    if (candidate) values = distinct_values(in);
+    TwoLevelShape shape = choose_two_level_shape(in.kmers, in.k, candidate ? values.size() : ~uint64_t{0}, in.compact);
     if (shape.entry_bytes != sizeof(TwoLevelEntry16)) values.clear();
     for (size_t code = 0; code < values.size(); ++code) encode.codes[values[code]] = static_cast<uint16_t>(code);
     for (;;) {
@@ -265,7 +267,7 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
     }
     place(kSectionFirstLevel, first.size() * sizeof(uint64_t));
     place(kSectionSecondLevel, cursor * shape.entry_bytes);
-    if (!values.empty()) place(kSectionValueCodes, kValueCodes * sizeof(uint32_t));
+    if (shape.entry_bytes == sizeof(TwoLevelEntry16)) place(kSectionValueCodes, kValueCodes * sizeof(uint32_t));
   } else {
     h.bucket_count = next_prime(in.kmers > 0 ? in.kmers : 1);
     place(kSectionBuckets, h.bucket_count * sizeof(uint64_t));

@@ -128,6 +128,27 @@ TEST(TwoLevelShape, CompactEntriesWhenTheyPayAndFit) {
   EXPECT_THROW(choose_two_level_shape(32u << 20, 18, 70000, CompactEntries::always), kmer::Error);
 }
 
+// Genomes shorter than k: a DB without k-mers, with compact or 8-byte entries, still opens,
+// verifies and misses every lookup.
+TEST(Build, EmptyDbOpensWithEitherEntrySize) {
+  kmer_test::SmallReference ref;
+  ref.dir.write("short.fa", kmer_test::fasta("short", "ACGTACGTAC"));
+  const std::string list = ref.dir.write("short.tsv", "short.fa\t1001\n");
+  for (const CompactEntries compact : {CompactEntries::always, CompactEntries::never}) {
+    auto o = ref.options(18, IndexKind::two_level, compact == CompactEntries::always ? "compact.db" : "wide.db");
+    o.genome_list = list;
+    o.compact = compact;
+    EXPECT_EQ(kmer::build_database(o).kmers, 0u);
+    const kmer::Database db = kmer::Database::open(o.out);
+    EXPECT_EQ(db.header().entry_bytes == sizeof(kmer::TwoLevelEntry16), compact == CompactEntries::always);
+    db.verify();
+    EXPECT_TRUE(db.lookup(kmer::canonical(kmer::encode_kmer("ACGTACGTACGTACGTAC", 18), 18)).empty());
+    size_t walked = 0;
+    db.for_each([&](uint64_t, const kmer::TaxaList&) { ++walked; });
+    EXPECT_EQ(walked, 0u);
+  }
+}
+
 TEST(Build, ReductionHappensAndShortListsStay) {
   kmer_test::SmallReference ref;
   auto o = ref.options(18, IndexKind::two_level, "db");
