@@ -77,6 +77,7 @@ class BinaryWriter {
     if (f_) std::fclose(f_);
   }
   void write(const void* data, size_t bytes) {
+    if (bytes == 0) return;  // data may be null then (an empty vector's), which fwrite does not allow
     if (std::fwrite(data, 1, bytes, f_) != bytes)
       fail_at(path_, 0, std::string("cannot write temporary file: ") + std::strerror(errno));
   }
