@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace kmer {
@@ -143,10 +142,14 @@ std::vector<uint32_t> distinct_values(const WriterInput& in) {
   return values;
 }
 
-// Stores a record's value in an entry: as is, or as its code for compact entries.
+// Stores a record's value in an entry: as is, or, for compact entries, as its code: its
+// index in the sorted distinct values (which the value-code table holds in that order).
 struct ValueEncoder {
-  std::unordered_map<uint32_t, uint16_t> codes;  // compact entries only
-  uint32_t operator()(uint32_t value) const { return codes.empty() ? value : codes.at(value); }
+  const std::vector<uint32_t>& values;  // empty unless compact
+  uint32_t operator()(uint32_t value) const {
+    if (values.empty()) return value;
+    return static_cast<uint32_t>(std::lower_bound(values.begin(), values.end(), value) - values.begin());
+  }
 };
 
 template <typename Entry>
@@ -227,8 +230,7 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
 
   std::vector<uint64_t> first;  // two-level first level, built in memory (n/8 bytes)
   unsigned suffix_bits = 0;
-  std::vector<uint32_t> values;  // compact entries: the value of each code
-  ValueEncoder encode;
+  std::vector<uint32_t> values;  // compact entries: the value of each code, sorted
   if (in.kind == IndexKind::two_level) {
     // Distinct values are counted (one more pass over the stream) only where compact entries
     // would be chosen if they fit.
@@ -237,7 +239,6 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
     if (candidate) values = distinct_values(in);
     TwoLevelShape shape = choose_two_level_shape(in.kmers, in.k, candidate ? values.size() : ~uint64_t{0}, in.compact);
     if (shape.entry_bytes != sizeof(TwoLevelEntry16)) values.clear();
-    for (size_t code = 0; code < values.size(); ++code) encode.codes[values[code]] = static_cast<uint16_t>(code);
     for (;;) {
       suffix_bits = 2 * in.k - shape.prefix_bits;
       first.assign(uint64_t{1} << shape.prefix_bits, 0);
@@ -284,6 +285,7 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
   if (in.kind == IndexKind::two_level) {
     std::memcpy(base + h.sections[kSectionFirstLevel].offset, first.data(), first.size() * sizeof(uint64_t));
     uint8_t* second = base + h.sections[kSectionSecondLevel].offset;
+    const ValueEncoder encode{values};
     if (h.entry_bytes == sizeof(TwoLevelEntry16)) {
       auto* codes = reinterpret_cast<uint32_t*>(base + h.sections[kSectionValueCodes].offset);
       std::fill(codes, codes + kValueCodes, kInlineTaxon);  // unused codes: no taxa
