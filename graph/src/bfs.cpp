@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 
 namespace graph {
 namespace {
@@ -15,7 +16,8 @@ namespace {
 constexpr uint64_t kUnreachedWord = ~uint64_t{0};
 constexpr uint8_t kCacheUnreached = 255;
 constexpr uint8_t kCacheSaturated = 254;  // level >= 254: ask the progress word
-constexpr uint32_t kNoLevel = ~uint32_t{0};
+constexpr uint32_t kNoChunk = ~uint32_t{0};
+constexpr uint64_t kNoKey = ~uint64_t{0};
 
 // One 4 KiB page of the visitor queue file: visitors for local vertices, all of one level.
 struct Chunk {
@@ -43,17 +45,26 @@ Partition Partition::block_partition(uint64_t vertices, int ranks, int rank) {
 
 size_t progress_bytes(uint64_t count) { return std::max<uint64_t>(count, 1) * sizeof(uint64_t); }
 size_t cache_bytes(uint64_t count) { return std::max<uint64_t>(count, 1); }
-size_t queue_bytes(uint64_t count, int threads) {
-  // Every vertex queued once, plus partly filled chunks per thread; more is absorbed by
-  // the overflow path, which costs speed, not correctness.
-  const uint64_t chunks = (count + Chunk::kItems - 1) / Chunk::kItems + 8 * static_cast<uint64_t>(threads) + 16;
+size_t queue_bytes(uint64_t count, int threads, unsigned ranges) {
+  // Every vertex queued once, plus partly filled chunks: per thread and vertex range, for
+  // the level being expanded and the next one. More is absorbed by the overflow path,
+  // which costs speed, not correctness.
+  const uint64_t partial = (2 * uint64_t{std::max(ranges, 1u)} + 8) * static_cast<uint64_t>(std::max(threads, 1));
+  const uint64_t chunks = (count + Chunk::kItems - 1) / Chunk::kItems + partial + 16;
   return chunks * sizeof(Chunk);
 }
 
-unsigned default_sort_batch(bool graph_on_storage) { return graph_on_storage ? 64 : 1; }
+BfsOrder default_bfs_order(bool graph_on_storage, uint64_t local_edge_bytes) {
+  if (!graph_on_storage) return {};
+  constexpr uint64_t kRangeBytes = 2 << 20, kMaxRanges = 64;
+  unsigned ranges = 1;
+  while (ranges < kMaxRanges && uint64_t{ranges} * kRangeBytes < local_edge_bytes) ranges *= 2;
+  return {4, ranges};
+}
 
 // The priority queue: chunk storage in the mapped file, bookkeeping (a few bytes per chunk)
-// on the heap under one mutex taken once per chunk, i.e. once per ~1000 visitors.
+// on the heap under one mutex taken once per chunk, i.e. once per ~1000 visitors. Chunks
+// are ordered by key = (level, vertex range): see LevelAsyncBfs's `ranges`.
 struct LevelAsyncBfs::Queue {
   Chunk* chunks;
   uint32_t capacity;
@@ -61,22 +72,20 @@ struct LevelAsyncBfs::Queue {
   std::condition_variable cv;
   std::vector<uint32_t> free_list;
   uint32_t next_unused = 0;
-  std::vector<std::vector<uint32_t>> buckets;  // by level
-  uint32_t min_level = kNoLevel;               // lowest non-empty bucket (under mu)
-  std::atomic<uint32_t> lowest{kNoLevel};      // its lock-free mirror
-  std::atomic<uint64_t> live{0};               // chunks allocated and not yet released
+  std::map<uint64_t, std::vector<uint32_t>> buckets;  // by key, no empty bucket
+  std::atomic<uint64_t> lowest{kNoKey};               // lowest key queued (written under mu)
+  std::atomic<uint64_t> live{0};                      // chunks allocated and not yet released
 
   Queue(void* memory, size_t bytes)
       : chunks(static_cast<Chunk*>(memory)),
-        capacity(static_cast<uint32_t>(std::min<size_t>(bytes / sizeof(Chunk), kNoLevel - 1))) {}
+        capacity(static_cast<uint32_t>(std::min<size_t>(bytes / sizeof(Chunk), kNoChunk - 1))) {}
 
   void clear() {
     std::lock_guard<std::mutex> lock(mu);
     free_list.clear();
     next_unused = 0;
-    for (auto& b : buckets) b.clear();
-    min_level = kNoLevel;
-    lowest = kNoLevel;
+    buckets.clear();
+    lowest = kNoKey;
     live = 0;
   }
   bool allocate(uint32_t& idx) {
@@ -92,29 +101,28 @@ struct LevelAsyncBfs::Queue {
     live.fetch_add(1);
     return true;
   }
-  void publish(uint32_t idx, uint32_t level) {
+  void publish(uint32_t idx, uint64_t key) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (level >= buckets.size()) buckets.resize(level + 1);
-      buckets[level].push_back(idx);
-      if (level < min_level) min_level = level, lowest = level;
+      buckets[key].push_back(idx);
+      if (key < lowest.load(std::memory_order_relaxed)) lowest = key;
     }
     cv.notify_one();
   }
-  // Up to `max` chunks of the lowest level, newest first (the likeliest to be cached).
+  // Up to `max` chunks of the lowest key, newest first (the likeliest to be cached).
   // The caller holds one extra `live` reference until it has expanded them.
   bool pop(std::vector<uint32_t>& out, unsigned max) {
     std::lock_guard<std::mutex> lock(mu);
-    if (min_level == kNoLevel) return false;
-    auto& bucket = buckets[min_level];
+    if (buckets.empty()) return false;
+    auto first = buckets.begin();
+    auto& bucket = first->second;
     out.clear();
     while (!bucket.empty() && out.size() < max) {
       out.push_back(bucket.back());
       bucket.pop_back();
     }
-    while (min_level < buckets.size() && buckets[min_level].empty()) ++min_level;
-    if (min_level >= buckets.size()) min_level = kNoLevel;
-    lowest = min_level;
+    if (bucket.empty()) buckets.erase(first);
+    lowest = buckets.empty() ? kNoKey : buckets.begin()->first;
     live.fetch_add(1);
     return true;
   }
@@ -137,7 +145,7 @@ struct LevelAsyncBfs::Queue {
   }
   void wait() {
     std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, std::chrono::milliseconds(1), [&] { return min_level != kNoLevel || live.load() == 0; });
+    cv.wait_for(lock, std::chrono::milliseconds(1), [&] { return !buckets.empty() || live.load() == 0; });
   }
 };
 
@@ -145,21 +153,27 @@ struct LevelAsyncBfs::Worker {
   std::vector<uint32_t> popped;  // chunk indices taken from the queue
   std::vector<uint32_t> batch;   // their vertices, sorted
   std::vector<struct iovec> ranges;  // pages a batch will read (read-ahead)
-  bool has_out = false;
-  uint32_t out = 0;  // chunk being filled
+  uint32_t out_level = 0;
+  std::vector<uint32_t> out;  // per vertex range: the chunk being filled for out_level, or kNoChunk
   std::vector<RemoteVisit> overflow;
   std::vector<std::vector<RemoteVisit>> outboxes;
   BfsCounters counters;
 };
 
 LevelAsyncBfs::LevelAsyncBfs(const Partition& part, const LocalGraph& graph, const BfsArrays& arrays, int threads,
-                             unsigned sort_batch)
-    : part_(part), graph_(graph), arrays_(arrays), threads_(std::max(threads, 1)), sort_batch_(std::max(sort_batch, 1u)) {
+                             const BfsOrder& order)
+    : part_(part), graph_(graph), arrays_(arrays), threads_(std::max(threads, 1)),
+      sort_batch_(std::max(order.sort_batch, 1u)) {
   if (arrays.queue_bytes < 4 * sizeof(Chunk)) throw GraphError("visitor queue file too small");
+  // Ranges of 2^range_shift_ vertices, at most order.ranges of them (rounded up to a power of two).
+  const uint64_t per_range = std::max<uint64_t>(1, (part.count() + std::max(order.ranges, 1u) - 1) / std::max(order.ranges, 1u));
+  while ((uint64_t{1} << range_shift_) < per_range) ++range_shift_;
+  ranges_ = static_cast<uint32_t>(std::max<uint64_t>(1, (part.count() + (uint64_t{1} << range_shift_) - 1) >> range_shift_));
   queue_ = std::make_unique<Queue>(arrays.queue, arrays.queue_bytes);
   for (int t = 0; t < threads_; ++t) {
     workers_.push_back(std::make_unique<Worker>());
     workers_.back()->outboxes.resize(static_cast<size_t>(part.ranks));
+    workers_.back()->out.assign(ranges_, kNoChunk);
   }
 }
 
@@ -178,6 +192,7 @@ void LevelAsyncBfs::reset() {
   counters_ = {};
   for (auto& w : workers_) {
     w->counters = {};
+    w->out.assign(ranges_, kNoChunk);
     w->overflow.clear();
     for (auto& box : w->outboxes) box.clear();
   }
@@ -200,29 +215,47 @@ inline bool LevelAsyncBfs::pre_visit(uint64_t local, vertex_t parent, uint32_t l
   return false;
 }
 
-void LevelAsyncBfs::publish(Worker& w) {
-  queue_->publish(w.out, queue_->chunks[w.out].level);
-  w.has_out = false;
+void LevelAsyncBfs::publish(Worker& w, uint32_t range) {
+  queue_->publish(w.out[range], key(w.out_level, range));
+  w.out[range] = kNoChunk;
+}
+
+// Hands every chunk being filled to the queue (an empty one goes back to the free list).
+bool LevelAsyncBfs::publish_all(Worker& w) {
+  bool any = false;
+  for (uint32_t r = 0; r < ranges_; ++r) {
+    if (w.out[r] == kNoChunk) continue;
+    any = true;
+    if (queue_->chunks[w.out[r]].count > 0) {
+      publish(w, r);
+    } else {
+      queue_->release(w.out[r]);
+      w.out[r] = kNoChunk;
+    }
+  }
+  return any;
 }
 
 void LevelAsyncBfs::push(Worker& w, vertex_t vertex, vertex_t parent, uint32_t level) {
   ++w.counters.pushes;
-  if (w.has_out) {
-    const Chunk& c = queue_->chunks[w.out];
-    if (c.level != level || c.count == Chunk::kItems) publish(w);
+  if (level != w.out_level) {  // rare: a visitor out of level order; the open chunks go first
+    publish_all(w);
+    w.out_level = level;
   }
-  if (!w.has_out) {
-    if (!queue_->allocate(w.out)) {
+  const uint32_t r = range_of(vertex);
+  if (w.out[r] != kNoChunk && queue_->chunks[w.out[r]].count == Chunk::kItems) publish(w, r);
+  if (w.out[r] == kNoChunk) {
+    if (!queue_->allocate(w.out[r])) {
+      w.out[r] = kNoChunk;
       ++w.counters.overflow;
       w.overflow.push_back({vertex, parent, level});
       return;
     }
-    w.has_out = true;
-    Chunk& c = queue_->chunks[w.out];
+    Chunk& c = queue_->chunks[w.out[r]];
     c.count = 0;
     c.level = level;
   }
-  Chunk& c = queue_->chunks[w.out];
+  Chunk& c = queue_->chunks[w.out[r]];
   c.items[c.count++] = vertex;
 }
 
@@ -325,19 +358,13 @@ void LevelAsyncBfs::worker_loop(Worker& w) {
       }
       drain_overflow(w);
       q.unhold();
-      // Share the partial chunk as soon as it is the lowest level anyone could work on.
-      if (w.has_out && q.chunks[w.out].level < q.lowest.load(std::memory_order_relaxed)) publish(w);
+      // Share a partial chunk as soon as it has the lowest key anyone could work on.
+      const uint64_t lowest = q.lowest.load(std::memory_order_relaxed);
+      for (uint32_t r = 0; r < ranges_ && key(w.out_level, r) < lowest; ++r)
+        if (w.out[r] != kNoChunk && q.chunks[w.out[r]].count > 0) publish(w, r);
       continue;
     }
-    if (w.has_out) {
-      if (q.chunks[w.out].count > 0) {
-        publish(w);
-      } else {
-        q.release(w.out);
-        w.has_out = false;
-      }
-      continue;
-    }
+    if (publish_all(w)) continue;
     if (q.live.load() == 0) break;
     q.wait();
   }

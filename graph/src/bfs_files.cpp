@@ -128,7 +128,7 @@ const void* BfsFiles::open_slice(BfsFile f, const dimmap::Placement& where, cons
 }
 
 BfsFiles::BfsFiles(const std::string& dir, const CsrInfo& info, const Partition& part, const BfsPlacements& where,
-                   int threads) {
+                   int threads, unsigned vertex_ranges) {
   const uint64_t first = part.first(), count = part.count();
   graph_.offsets = static_cast<const uint64_t*>(open_slice(BfsFile::vertex, where[BfsFile::vertex], vertex_file(dir),
                                                            first * 8, (count + 1) * 8, (info.vertices + 1) * 8));
@@ -146,7 +146,7 @@ BfsFiles::BfsFiles(const std::string& dir, const CsrInfo& info, const Partition&
   };
   arrays_.progress = static_cast<uint64_t*>(scratch(BfsFile::progress, progress_bytes(count)));
   arrays_.cache = static_cast<uint8_t*>(scratch(BfsFile::cache, cache_bytes(count)));
-  arrays_.queue_bytes = queue_bytes(count, threads);
+  arrays_.queue_bytes = queue_bytes(count, threads, vertex_ranges);
   arrays_.queue = scratch(BfsFile::queue, arrays_.queue_bytes);
 }
 

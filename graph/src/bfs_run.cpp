@@ -92,17 +92,19 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
   if (roots.empty()) throw GraphError("'" + opt.graph_dir + "' has no vertex with an edge to start from");
 
   const BfsPlacements where = resolve_placements(opt.placement, opt.flags, comm.rank());
-  BfsFiles files(opt.graph_dir, info, part, where, threads);
   const bool graph_on_storage = where[BfsFile::vertex].backend != dimmap::Backend::memory ||
                                 where[BfsFile::edge].backend != dimmap::Backend::memory;
-  const unsigned sort_batch = opt.sort_batch ? opt.sort_batch : default_sort_batch(graph_on_storage);
-  LevelAsyncBfs bfs(part, files.graph(), files.arrays(), threads, sort_batch);
+  BfsOrder order = default_bfs_order(graph_on_storage, info.edges * sizeof(vertex_t) / static_cast<uint64_t>(comm.size()));
+  if (opt.sort_batch) order.sort_batch = opt.sort_batch;
+  if (opt.vertex_ranges) order.ranges = opt.vertex_ranges;
+  BfsFiles files(opt.graph_dir, info, part, where, threads, order.ranges);
+  LevelAsyncBfs bfs(part, files.graph(), files.arrays(), threads, order);
   if (leader) {
     out << "graph: " << opt.graph_dir << " (" << info.vertices << " vertices, " << info.undirected_edges()
         << " undirected edges)\n"
         << "placement: " << opt.placement.preset << ": " << where.describe() << "\n"
-        << "threads: " << threads << " per rank, ranks: " << comm.size() << ", sorted batches of " << sort_batch
-        << " queue chunks\n";
+        << "threads: " << threads << " per rank, ranks: " << comm.size() << ", sorted batches of " << order.sort_batch
+        << " queue chunks, " << order.ranges << " vertex ranges\n";
   }
 
   BfsSummary summary;

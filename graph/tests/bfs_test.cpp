@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "test_util.hpp"
@@ -40,6 +42,7 @@ struct RunConfig {
   int threads = 2;
   std::string buffer = "2M";
   unsigned sort_batch = 1;
+  unsigned ranges = 1;
 };
 
 // One search on one process, through the same files and placements as the bfs tool.
@@ -53,8 +56,8 @@ Result run_search(const std::string& graph_dir, const std::string& storage, uint
   BfsPlacementChoice choice;
   choice.preset = s.preset;
   const Partition part = Partition::block_partition(info.vertices, 1, 0);
-  BfsFiles files(graph_dir, info, part, resolve_placements(choice, flags, 0), s.threads);
-  LevelAsyncBfs bfs(part, files.graph(), files.arrays(), s.threads, s.sort_batch);
+  BfsFiles files(graph_dir, info, part, resolve_placements(choice, flags, 0), s.threads, s.ranges);
+  LevelAsyncBfs bfs(part, files.graph(), files.arrays(), s.threads, {s.sort_batch, s.ranges});
   Result r;
   for (int repeat = 0; repeat < 2; ++repeat) {  // the second search checks reset()
     bfs.reset();
@@ -139,7 +142,8 @@ TEST(BfsHandMade, TwoComponentsIsolatedVerticesLoopsAndDuplicates) {
 // R-MAT graphs against Boost.Graph on every placement, with oversubscribed threads.
 class BfsVsBoost : public ::testing::TestWithParam<RunConfig> {};
 void PrintTo(const RunConfig& c, std::ostream* os) {
-  *os << c.preset << "/" << c.backend << "/" << c.threads << " threads/sorted batches of " << c.sort_batch;
+  *os << c.preset << "/" << c.backend << "/" << c.threads << " threads/sorted batches of " << c.sort_batch << "/"
+      << c.ranges << " vertex ranges";
 }
 
 TEST_P(BfsVsBoost, LevelsEqualBoostOnRmat) {
@@ -159,14 +163,19 @@ TEST_P(BfsVsBoost, LevelsEqualBoostOnRmat) {
 
 INSTANTIATE_TEST_SUITE_P(Placements, BfsVsBoost,
                          ::testing::Values(RunConfig{"in-memory", "mmap", "", 1}, RunConfig{"in-memory", "mmap", "/dev/shm", 4},
+                                           RunConfig{"in-memory", "mmap", "", 3, "2M", 2, 64},
                                            RunConfig{"semi-external", "mmap", "/dev/shm", 16, "2M", 64},
+                                           RunConfig{"semi-external", "mmap", "/dev/shm", 16, "2M", 4, 16},
                                            RunConfig{"full-external", "mmap", "/dev/shm", 8, "2M", 3},
                                            RunConfig{"semi-external", "dimmap", "/dev/shm", 8, "2M", 64},
-                                           RunConfig{"full-external", "dimmap", "/dev/shm", 16}),
+                                           RunConfig{"semi-external", "dimmap", "/dev/shm", 8, "2M", 1, 8},
+                                           RunConfig{"full-external", "dimmap", "/dev/shm", 16},
+                                           RunConfig{"full-external", "dimmap", "/dev/shm", 4, "2M", 4, 32}),
                          [](const auto& info) {
                            std::string name = info.param.preset + "_" + info.param.backend + "_" +
                                               std::to_string(info.param.threads) + "threads_batch" +
-                                              std::to_string(info.param.sort_batch) +
+                                              std::to_string(info.param.sort_batch) + "_ranges" +
+                                              std::to_string(info.param.ranges) +
                                               (info.param.memory_dir.empty() ? "_anonymous" : "");
                            for (char& c : name)
                              if (c == '-') c = '_';
@@ -194,13 +203,54 @@ TEST(Bfs, QueueOverflowKeepsLevelsExact) {
   std::vector<uint8_t> cache(g.info.vertices);
   std::vector<char> queue(4 * 4096);
   const LocalGraph lg{g.offsets.data(), g.targets.data(), 0};
-  LevelAsyncBfs bfs(part, lg, {progress.data(), cache.data(), queue.data(), queue.size()}, 4);
   const uint64_t root = choose_roots(dir / "g", g.info, 1, 3)[0];
-  bfs.reset();
-  bfs.run({{static_cast<vertex_t>(root), static_cast<vertex_t>(root), 0}});
-  EXPECT_GT(bfs.counters().overflow, 0u);
   const auto want = test::boost_levels(edges, g.info.vertices, root);
-  for (uint64_t v = 0; v < g.info.vertices; ++v) ASSERT_EQ(bfs.level(v), want[v]) << v;
+  for (const BfsOrder order : {BfsOrder{1, 1}, BfsOrder{2, 8}}) {
+    LevelAsyncBfs bfs(part, lg, {progress.data(), cache.data(), queue.data(), queue.size()}, 4, order);
+    bfs.reset();
+    bfs.run({{static_cast<vertex_t>(root), static_cast<vertex_t>(root), 0}});
+    EXPECT_GT(bfs.counters().overflow, 0u);
+    for (uint64_t v = 0; v < g.info.vertices; ++v) ASSERT_EQ(bfs.level(v), want[v]) << v << ", ranges " << order.ranges;
+  }
+}
+
+// The (level, vertex range) queue order is what makes a search on storage read the graph
+// about once per level: with the graph on a DI-MMAP buffer a quarter of its size, a search
+// in vertex-range order reads a fraction of what it reads chunk by chunk, the levels equal.
+TEST(BfsOrder, VertexRangesReadTheGraphAboutOncePerLevel) {
+  test::TempDir dir("order");
+  const auto edges = test::rmat_edges(14, 16);
+  const std::string g = ingest(dir, "g", edges, 1 << 14);
+  const CsrInfo info = CsrInfo::read(g);
+  const uint64_t graph_bytes = (info.vertices + 1) * sizeof(uint64_t) + info.edges * sizeof(vertex_t);
+  const uint64_t root = choose_roots(g, info, 1, 9)[0];
+  const auto want = test::boost_levels(edges, info.vertices, root);
+  const int64_t levels = *std::max_element(want.begin(), want.end()) + 1;
+  auto bytes_read = [&](const BfsOrder& order) {
+    dimmap::PlacementFlags flags;
+    flags.backend = "dimmap";
+    flags.storage = dir.str();
+    flags.memory_dir = "";
+    flags.buffer = std::to_string(graph_bytes / 4);
+    BfsPlacementChoice choice;
+    choice.preset = "semi-external";
+    const Partition part = Partition::block_partition(info.vertices, 1, 0);
+    const BfsPlacements where = resolve_placements(choice, flags, 0);
+    BfsFiles files(g, info, part, where, 4, order.ranges);
+    LevelAsyncBfs bfs(part, files.graph(), files.arrays(), 4, order);
+    bfs.reset();
+    const uint64_t before = where[BfsFile::edge].buffer->stats().bytes_read;
+    bfs.run({{static_cast<vertex_t>(root), static_cast<vertex_t>(root), 0}});
+    const uint64_t read = where[BfsFile::edge].buffer->stats().bytes_read - before;
+    for (uint64_t v = 0; v < info.vertices; ++v) EXPECT_EQ(bfs.level(v), want[v]) << v;
+    return read;
+  };
+  const uint64_t unordered = bytes_read({1, 1});
+  const uint64_t by_range = bytes_read({4, 16});
+  EXPECT_LE(by_range, static_cast<uint64_t>(levels) * graph_bytes);
+  EXPECT_LT(2 * by_range, unordered) << "graph " << graph_bytes << " bytes, " << levels << " levels";
+  std::cout << "graph " << graph_bytes << " bytes, " << levels << " levels: chunk by chunk read " << unordered
+            << " bytes, by vertex range " << by_range << "\n";
 }
 
 // The distributed protocol in one process: three partitions exchange outboxes by hand.

@@ -32,7 +32,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--sort-batch", opt.sort_batch,
                  "queue chunks (1022 visitors each) a thread expands at once in vertex order "
-                 "(0 = 64 when the graph is on storage, else 1)")
+                 "(0 = 4 when the graph is on storage, else 1)")
+      ->capture_default_str();
+  app.add_option("--vertex-ranges", opt.vertex_ranges,
+                 "the queue hands out each level by vertex range in this many ranges, so a level reads the "
+                 "graph front to back (0 = ranges of ~2 MiB of edges, at most 64, when the graph is on storage, "
+                 "else 1)")
       ->capture_default_str();
   auto* src = app.add_option("--source", source, "search once from this vertex");
   app.add_option("--roots", opt.roots, "number of random roots of degree >= 1")->capture_default_str()->excludes(src);

@@ -65,9 +65,7 @@ struct BfsArrays {
 // Bytes each array needs for `count` local vertices.
 size_t progress_bytes(uint64_t count);
 size_t cache_bytes(uint64_t count);
-size_t queue_bytes(uint64_t count, int threads);
-// Chunks per sorted batch that suit a placement: larger when the graph is on storage.
-unsigned default_sort_batch(bool graph_on_storage);
+size_t queue_bytes(uint64_t count, int threads, unsigned ranges = 1);
 
 struct RemoteVisit {
   vertex_t vertex;  // global id, owned by the destination
@@ -83,14 +81,27 @@ struct BfsCounters {
   uint64_t overflow = 0;        // visitors handled on a thread stack because the queue file was full
 };
 
+// The order in which the queue hands out visitors of one level. HavoqGT orders its queue by
+// (level, vertex) so that on storage a level reads the graph in file order; we approximate
+// that with two knobs:
+//  ranges      the local vertices are cut into this many ranges (a power of two; fewer if
+//              there are fewer vertices) and the queue hands out (level, range) in order, so
+//              all threads sweep one level's adjacency lists front to back together, and an
+//              edge page is read once per level instead of once per chunk that touches it.
+//              It costs up to ranges x threads partly filled queue chunks.
+//  sort_batch  a thread takes up to this many chunks of the lowest (level, range) at once
+//              and expands their vertices in id order (1 = chunk by chunk, in place).
+struct BfsOrder {
+  unsigned sort_batch = 1;
+  unsigned ranges = 1;
+};
+// What suits a placement: on storage, ranges of ~2 MiB of edge data; in memory, none.
+BfsOrder default_bfs_order(bool graph_on_storage, uint64_t local_edge_bytes);
+
 class LevelAsyncBfs {
  public:
-  // sort_batch: a thread takes up to this many queue chunks of the lowest level at once and
-  // expands their vertices in id order, so neighbouring adjacency lists share pages: on
-  // storage that turns most edge-data faults into hits (HavoqGT's queue is ordered by
-  // (level, vertex) for the same reason). 1 = chunk by chunk.
   LevelAsyncBfs(const Partition& part, const LocalGraph& graph, const BfsArrays& arrays, int threads,
-                unsigned sort_batch = 1);
+                const BfsOrder& order = {});
   ~LevelAsyncBfs();
 
   // Marks every local vertex unreached (parallel).
@@ -115,6 +126,8 @@ class LevelAsyncBfs {
   BfsArrays arrays_;
   int threads_;
   unsigned sort_batch_;
+  uint32_t ranges_ = 1;        // vertex ranges in use
+  unsigned range_shift_ = 0;   // local vertex >> range_shift_ = its range
   std::unique_ptr<Queue> queue_;
   std::vector<std::unique_ptr<Worker>> workers_;
   BfsCounters counters_;
@@ -122,7 +135,10 @@ class LevelAsyncBfs {
   bool pre_visit(uint64_t local, vertex_t parent, uint32_t level);
   void push(Worker& w, vertex_t vertex, vertex_t parent, uint32_t level);
   void visit(Worker& w, vertex_t vertex, uint32_t level);
-  void publish(Worker& w);
+  uint32_t range_of(uint64_t local) const { return static_cast<uint32_t>(local >> range_shift_); }
+  uint64_t key(uint32_t level, uint32_t range) const { return uint64_t{level} * ranges_ + range; }
+  void publish(Worker& w, uint32_t range);
+  bool publish_all(Worker& w);
   void expand(Worker& w, const uint32_t* items, uint32_t count, uint32_t level);
   void prefetch_batch(Worker& w, const uint32_t* items, uint32_t count);
   void drain_overflow(Worker& w);

@@ -50,7 +50,7 @@ BfsPlacements resolve_placements(const BfsPlacementChoice& choice, dimmap::Place
 class BfsFiles {
  public:
   BfsFiles(const std::string& graph_dir, const CsrInfo& info, const Partition& part, const BfsPlacements& where,
-           int threads);
+           int threads, unsigned vertex_ranges = 1);
   LocalGraph graph() const { return graph_; }
   BfsArrays arrays() const { return arrays_; }
   const dimmap::Region& region(BfsFile f) const { return *regions_[static_cast<size_t>(f)]; }

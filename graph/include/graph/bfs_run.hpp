@@ -52,6 +52,7 @@ struct BfsOptions {
   dimmap::PlacementFlags flags;
   int threads = 0;                  // 0: OpenMP default (one per core)
   unsigned sort_batch = 0;          // queue chunks expanded in vertex order (0: by placement)
+  unsigned vertex_ranges = 0;       // (level, vertex range) queue order (0: by placement)
   std::optional<uint64_t> source;   // one search from this vertex ...
   unsigned roots = 64;              // ... or this many random roots of degree >= 1
   uint64_t seed = 1;
