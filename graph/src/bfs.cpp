@@ -18,6 +18,7 @@ constexpr uint8_t kCacheUnreached = 255;
 constexpr uint8_t kCacheSaturated = 254;  // level >= 254: ask the progress word
 constexpr uint32_t kNoChunk = ~uint32_t{0};
 constexpr uint64_t kNoKey = ~uint64_t{0};
+constexpr uint32_t kStage = 64;  // visitors a thread gathers per vertex range before taking its lock
 
 // One 4 KiB page of the visitor queue file: visitors for local vertices, all of one level.
 struct Chunk {
@@ -46,10 +47,10 @@ Partition Partition::block_partition(uint64_t vertices, int ranks, int rank) {
 size_t progress_bytes(uint64_t count) { return std::max<uint64_t>(count, 1) * sizeof(uint64_t); }
 size_t cache_bytes(uint64_t count) { return std::max<uint64_t>(count, 1); }
 size_t queue_bytes(uint64_t count, int threads, unsigned ranges) {
-  // Every vertex queued once, plus partly filled chunks: per thread and vertex range, for
-  // the level being expanded and the next one. More is absorbed by the overflow path,
-  // which costs speed, not correctness.
-  const uint64_t partial = (2 * uint64_t{std::max(ranges, 1u)} + 8) * static_cast<uint64_t>(std::max(threads, 1));
+  // Every vertex queued once, plus partly filled chunks: the open chunks (one per vertex
+  // range, at least one per thread) for two levels, and some shared early per thread. More is absorbed by the
+  // overflow path, which costs speed, not correctness.
+  const uint64_t partial = 2 * std::max<uint64_t>(ranges, threads) + 8 * static_cast<uint64_t>(std::max(threads, 1));
   const uint64_t chunks = (count + Chunk::kItems - 1) / Chunk::kItems + partial + 16;
   return chunks * sizeof(Chunk);
 }
@@ -149,12 +150,24 @@ struct LevelAsyncBfs::Queue {
   }
 };
 
+// The chunk of one vertex range that threads are filling, shared by all of them.
+struct LevelAsyncBfs::OpenChunk {
+  std::mutex mu;
+  uint32_t chunk = kNoChunk;
+};
+
 struct LevelAsyncBfs::Worker {
   std::vector<uint32_t> popped;  // chunk indices taken from the queue
   std::vector<uint32_t> batch;   // their vertices, sorted
   std::vector<struct iovec> ranges;  // pages a batch will read (read-ahead)
-  uint32_t out_level = 0;
-  std::vector<uint32_t> out;  // per vertex range: the chunk being filled for out_level, or kNoChunk
+  // Visitors of stage_level not yet in the queue file, kStage per vertex range: they go into
+  // the range's open chunk in blocks, so the file holds one partly filled chunk per range,
+  // not one per range and thread.
+  uint32_t stage_level = 0;
+  std::vector<uint32_t> stage;   // ranges x kStage
+  std::vector<uint32_t> staged;  // per range
+  uint64_t staged_total = 0;     // while > 0 the worker holds one `live` reference
+  uint32_t lane = 0;             // which of a range's open chunks this thread fills
   std::vector<RemoteVisit> overflow;
   std::vector<std::vector<RemoteVisit>> outboxes;
   BfsCounters counters;
@@ -170,10 +183,16 @@ LevelAsyncBfs::LevelAsyncBfs(const Partition& part, const LocalGraph& graph, con
   while ((uint64_t{1} << range_shift_) < per_range) ++range_shift_;
   ranges_ = static_cast<uint32_t>(std::max<uint64_t>(1, (part.count() + (uint64_t{1} << range_shift_) - 1) >> range_shift_));
   queue_ = std::make_unique<Queue>(arrays.queue, arrays.queue_bytes);
+  // Few ranges (one, in memory) would make threads queue for the open chunk's lock: then
+  // each range has several open chunks ("lanes"), thread t filling lane t % lanes_.
+  lanes_ = static_cast<uint32_t>(std::max(1, threads_ / static_cast<int>(ranges_)));
+  open_.reset(new OpenChunk[size_t{ranges_} * lanes_]);
   for (int t = 0; t < threads_; ++t) {
     workers_.push_back(std::make_unique<Worker>());
     workers_.back()->outboxes.resize(static_cast<size_t>(part.ranks));
-    workers_.back()->out.assign(ranges_, kNoChunk);
+    workers_.back()->stage.resize(size_t{ranges_} * kStage);
+    workers_.back()->staged.assign(ranges_, 0);
+    workers_.back()->lane = static_cast<uint32_t>(t) % lanes_;
   }
 }
 
@@ -189,10 +208,12 @@ void LevelAsyncBfs::reset() {
     std::memset(arrays_.cache + b, kCacheUnreached, len);
   }
   queue_->clear();
+  for (size_t i = 0; i < size_t{ranges_} * lanes_; ++i) open_[i].chunk = kNoChunk;
   counters_ = {};
   for (auto& w : workers_) {
     w->counters = {};
-    w->out.assign(ranges_, kNoChunk);
+    w->staged.assign(ranges_, 0);
+    w->staged_total = 0;
     w->overflow.clear();
     for (auto& box : w->outboxes) box.clear();
   }
@@ -215,48 +236,78 @@ inline bool LevelAsyncBfs::pre_visit(uint64_t local, vertex_t parent, uint32_t l
   return false;
 }
 
-void LevelAsyncBfs::publish(Worker& w, uint32_t range) {
-  queue_->publish(w.out[range], key(w.out_level, range));
-  w.out[range] = kNoChunk;
-}
-
-// Hands every chunk being filled to the queue (an empty one goes back to the free list).
-bool LevelAsyncBfs::publish_all(Worker& w) {
-  bool any = false;
-  for (uint32_t r = 0; r < ranges_; ++r) {
-    if (w.out[r] == kNoChunk) continue;
-    any = true;
-    if (queue_->chunks[w.out[r]].count > 0) {
-      publish(w, r);
-    } else {
-      queue_->release(w.out[r]);
-      w.out[r] = kNoChunk;
+// Moves range r's staged visitors into its open chunk; a chunk that fills up, or holds
+// another level, goes to the queue. If the queue file is full, the rest overflow to the stack.
+void LevelAsyncBfs::flush(Worker& w, uint32_t r) {
+  const uint32_t* items = w.stage.data() + size_t{r} * kStage;
+  uint32_t n = w.staged[r];
+  if (n == 0) return;
+  {
+    OpenChunk& open = open_[size_t{r} * lanes_ + w.lane];
+    std::lock_guard<std::mutex> lock(open.mu);
+    while (n > 0) {
+      if (open.chunk != kNoChunk) {
+        const Chunk& c = queue_->chunks[open.chunk];
+        if (c.level != w.stage_level || c.count == Chunk::kItems) {
+          queue_->publish(open.chunk, key(c.level, r));
+          open.chunk = kNoChunk;
+        }
+      }
+      if (open.chunk == kNoChunk) {
+        uint32_t idx;
+        if (!queue_->allocate(idx)) {
+          w.counters.overflow += n;
+          for (; n > 0; --n) w.overflow.push_back({*items++, 0, w.stage_level});
+          break;
+        }
+        queue_->chunks[idx].count = 0;
+        queue_->chunks[idx].level = w.stage_level;
+        open.chunk = idx;
+      }
+      Chunk& c = queue_->chunks[open.chunk];
+      const uint32_t take = std::min(n, Chunk::kItems - c.count);
+      std::memcpy(c.items + c.count, items, take * sizeof(uint32_t));
+      c.count += take;
+      items += take;
+      n -= take;
     }
   }
-  return any;
+  w.staged_total -= w.staged[r];
+  w.staged[r] = 0;
+  if (w.staged_total == 0) queue_->unhold();
 }
 
-void LevelAsyncBfs::push(Worker& w, vertex_t vertex, vertex_t parent, uint32_t level) {
+// Shares the open chunk with the lowest key, if that key is below `below` (the lowest key
+// queued), so that a thread out of work gets some; the worker's own staged visitors join
+// their chunks first. One chunk at a time: the other ranges keep filling meanwhile, so a
+// level is still handed out, and read, in range order.
+bool LevelAsyncBfs::share_lowest(Worker& w, uint64_t below) {
+  for (uint32_t r = 0; r < ranges_; ++r) {
+    if (key(w.stage_level, r) < below) flush(w, r);
+    for (uint32_t lane = 0; lane < lanes_; ++lane) {
+      OpenChunk& open = open_[size_t{r} * lanes_ + lane];
+      std::lock_guard<std::mutex> lock(open.mu);
+      if (open.chunk == kNoChunk) continue;
+      const uint64_t k = key(queue_->chunks[open.chunk].level, r);
+      if (k >= below) continue;
+      queue_->publish(open.chunk, k);
+      open.chunk = kNoChunk;
+      return true;
+    }
+  }
+  return false;
+}
+
+void LevelAsyncBfs::push(Worker& w, vertex_t vertex, vertex_t /*parent: in the progress word*/, uint32_t level) {
   ++w.counters.pushes;
-  if (level != w.out_level) {  // rare: a visitor out of level order; the open chunks go first
-    publish_all(w);
-    w.out_level = level;
+  if (level != w.stage_level) {  // rare: a visitor out of level order; the staged ones go first
+    for (uint32_t r = 0; r < ranges_; ++r) flush(w, r);
+    w.stage_level = level;
   }
   const uint32_t r = range_of(vertex);
-  if (w.out[r] != kNoChunk && queue_->chunks[w.out[r]].count == Chunk::kItems) publish(w, r);
-  if (w.out[r] == kNoChunk) {
-    if (!queue_->allocate(w.out[r])) {
-      w.out[r] = kNoChunk;
-      ++w.counters.overflow;
-      w.overflow.push_back({vertex, parent, level});
-      return;
-    }
-    Chunk& c = queue_->chunks[w.out[r]];
-    c.count = 0;
-    c.level = level;
-  }
-  Chunk& c = queue_->chunks[w.out[r]];
-  c.items[c.count++] = vertex;
+  if (w.staged_total++ == 0) queue_->live.fetch_add(1);
+  w.stage[size_t{r} * kStage + w.staged[r]++] = vertex;
+  if (w.staged[r] == kStage) flush(w, r);
 }
 
 // visit: expand a vertex whose level is still `level` (otherwise a better visitor exists).
@@ -341,7 +392,7 @@ void LevelAsyncBfs::worker_loop(Worker& w) {
     drain_overflow(w);
     if (q.pop(w.popped, sort_batch_)) {
       const uint32_t level = q.chunks[w.popped[0]].level;
-      if (w.popped.size() == 1) {  // one chunk: expand it in place
+      if (sort_batch_ == 1) {  // chunk by chunk: expand it in place
         const Chunk& c = q.chunks[w.popped[0]];
         expand(w, c.items, c.count, level);
         q.release(w.popped[0]);
@@ -358,13 +409,10 @@ void LevelAsyncBfs::worker_loop(Worker& w) {
       }
       drain_overflow(w);
       q.unhold();
-      // Share a partial chunk as soon as it has the lowest key anyone could work on.
-      const uint64_t lowest = q.lowest.load(std::memory_order_relaxed);
-      for (uint32_t r = 0; r < ranges_ && key(w.out_level, r) < lowest; ++r)
-        if (w.out[r] != kNoChunk && q.chunks[w.out[r]].count > 0) publish(w, r);
+      share_lowest(w, q.lowest.load(std::memory_order_relaxed));
       continue;
     }
-    if (publish_all(w)) continue;
+    if (share_lowest(w, kNoKey) || w.staged_total > 0) continue;
     if (q.live.load() == 0) break;
     q.wait();
   }

@@ -88,7 +88,9 @@ struct BfsCounters {
 //              there are fewer vertices) and the queue hands out (level, range) in order, so
 //              all threads sweep one level's adjacency lists front to back together, and an
 //              edge page is read once per level instead of once per chunk that touches it.
-//              It costs up to ranges x threads partly filled queue chunks.
+//              Threads gather visitors per range (64 at a time, on the heap) and add them
+//              to the range's one open chunk, shared by all threads, so the queue file holds
+//              one partly filled chunk per range rather than one per range and thread.
 //  sort_batch  a thread takes up to this many chunks of the lowest (level, range) at once
 //              and expands their vertices in id order (1 = chunk by chunk, in place).
 struct BfsOrder {
@@ -120,6 +122,7 @@ class LevelAsyncBfs {
 
  private:
   struct Queue;
+  struct OpenChunk;
   struct Worker;
   Partition part_;
   LocalGraph graph_;
@@ -129,6 +132,8 @@ class LevelAsyncBfs {
   uint32_t ranges_ = 1;        // vertex ranges in use
   unsigned range_shift_ = 0;   // local vertex >> range_shift_ = its range
   std::unique_ptr<Queue> queue_;
+  uint32_t lanes_ = 1;                 // open chunks per vertex range
+  std::unique_ptr<OpenChunk[]> open_;  // [range * lanes_ + lane]
   std::vector<std::unique_ptr<Worker>> workers_;
   BfsCounters counters_;
 
@@ -137,8 +142,8 @@ class LevelAsyncBfs {
   void visit(Worker& w, vertex_t vertex, uint32_t level);
   uint32_t range_of(uint64_t local) const { return static_cast<uint32_t>(local >> range_shift_); }
   uint64_t key(uint32_t level, uint32_t range) const { return uint64_t{level} * ranges_ + range; }
-  void publish(Worker& w, uint32_t range);
-  bool publish_all(Worker& w);
+  void flush(Worker& w, uint32_t range);
+  bool share_lowest(Worker& w, uint64_t below);
   void expand(Worker& w, const uint32_t* items, uint32_t count, uint32_t level);
   void prefetch_batch(Worker& w, const uint32_t* items, uint32_t count);
   void drain_overflow(Worker& w);
