@@ -60,7 +60,7 @@ size_t queue_bytes(uint64_t count, int threads, unsigned ranges) {
 
 BfsOrder default_bfs_order(bool graph_on_storage, uint64_t local_edge_bytes) {
   if (!graph_on_storage) return {};
-  constexpr uint64_t kRangeBytes = 2 << 20, kMaxRanges = 64;
+  constexpr uint64_t kRangeBytes = 512 << 10, kMaxRanges = 256;
   unsigned ranges = 1;
   while (ranges < kMaxRanges && uint64_t{ranges} * kRangeBytes < local_edge_bytes) ranges *= 2;
   return {4, ranges};

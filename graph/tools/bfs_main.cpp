@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--vertex-ranges", opt.vertex_ranges,
                  "the queue hands out each level by vertex range in this many ranges, so a level reads the "
-                 "graph front to back (0 = ranges of ~2 MiB of edges, at most 64, when the graph is on storage, "
+                 "graph front to back (0 = ranges of ~512 KiB of edges, at most 256, when the graph is on storage, "
                  "else 1)")
       ->capture_default_str();
   auto* src = app.add_option("--source", source, "search once from this vertex");

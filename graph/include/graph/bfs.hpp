@@ -97,7 +97,9 @@ struct BfsOrder {
   unsigned sort_batch = 1;
   unsigned ranges = 1;
 };
-// What suits a placement: on storage, ranges of ~2 MiB of edge data; in memory, none.
+// What suits a placement: on storage, ranges of ~512 KiB of edge data (at most 256, so
+// that 16 threads on 16 ranges read ahead a few MiB, well inside a buffer a quarter of
+// the graph); in memory, none.
 BfsOrder default_bfs_order(bool graph_on_storage, uint64_t local_edge_bytes);
 
 class LevelAsyncBfs {
