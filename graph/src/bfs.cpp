@@ -182,7 +182,8 @@ LevelAsyncBfs::LevelAsyncBfs(const Partition& part, const LocalGraph& graph, con
       sort_batch_(std::max(order.sort_batch, 1u)) {
   if (arrays.queue_bytes < 4 * sizeof(Chunk)) throw GraphError("visitor queue file too small");
   // Ranges of 2^range_shift_ vertices, at most order.ranges of them (rounded up to a power of two).
-  const uint64_t per_range = std::max<uint64_t>(1, (part.count() + std::max(order.ranges, 1u) - 1) / std::max(order.ranges, 1u));
+  const uint64_t wanted = std::max(order.ranges, 1u);
+  const uint64_t per_range = std::max<uint64_t>(1, (part.count() + wanted - 1) / wanted);
   while ((uint64_t{1} << range_shift_) < per_range) ++range_shift_;
   ranges_ = static_cast<uint32_t>(std::max<uint64_t>(1, (part.count() + (uint64_t{1} << range_shift_) - 1) >> range_shift_));
   queue_ = std::make_unique<Queue>(arrays.queue, arrays.queue_bytes);
@@ -301,7 +302,8 @@ bool LevelAsyncBfs::share_lowest(Worker& w, uint64_t below) {
   return false;
 }
 
-void LevelAsyncBfs::push(Worker& w, vertex_t vertex, vertex_t /*parent: in the progress word*/, uint32_t level) {
+// The parent is already in the progress word (pre_visit): a queued visitor is a vertex.
+void LevelAsyncBfs::push(Worker& w, vertex_t vertex, uint32_t level) {
   ++w.counters.pushes;
   if (level != w.stage_level) {  // rare: a visitor out of level order; the staged ones go first
     for (uint32_t r = 0; r < ranges_; ++r) flush(w, r);
@@ -328,7 +330,7 @@ void LevelAsyncBfs::visit(Worker& w, vertex_t local, uint32_t level) {
     const uint64_t target = t[e];
     const uint64_t target_local = target - first;  // wraps around for vertices below first
     if (target_local < count) {
-      if (pre_visit(target_local, self, level + 1)) push(w, static_cast<vertex_t>(target_local), self, level + 1);
+      if (pre_visit(target_local, self, level + 1)) push(w, static_cast<vertex_t>(target_local), level + 1);
     } else {
       ++w.counters.remote;
       w.outboxes[static_cast<size_t>(part_.owner(target))].push_back({static_cast<vertex_t>(target), self, level + 1});
@@ -430,7 +432,7 @@ void LevelAsyncBfs::run(const std::vector<RemoteVisit>& seeds) {
     for (size_t i = 0; i < seeds.size(); ++i) {
       const uint64_t local = seeds[i].vertex - first;
       if (pre_visit(local, seeds[i].parent, seeds[i].level))
-        push(w, static_cast<vertex_t>(local), seeds[i].parent, seeds[i].level);
+        push(w, static_cast<vertex_t>(local), seeds[i].level);
     }
     worker_loop(w);
   }

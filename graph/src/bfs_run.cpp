@@ -104,7 +104,7 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
         << " undirected edges)\n"
         << "placement: " << opt.placement.preset << ": " << where.describe() << "\n"
         << "threads: " << threads << " per rank, ranks: " << comm.size() << ", sorted batches of " << order.sort_batch
-        << " queue chunks, " << order.ranges << " vertex ranges\n";
+        << " queue chunks, " << bfs.vertex_ranges() << " vertex ranges\n";
   }
 
   BfsSummary summary;

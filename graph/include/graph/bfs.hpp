@@ -121,6 +121,7 @@ class LevelAsyncBfs {
   int64_t parent(uint64_t i) const;
   const BfsCounters& counters() const { return counters_; }
   int threads() const { return threads_; }
+  uint32_t vertex_ranges() const { return ranges_; }  // in use: at most BfsOrder::ranges
 
  private:
   struct Queue;
@@ -140,7 +141,7 @@ class LevelAsyncBfs {
   BfsCounters counters_;
 
   bool pre_visit(uint64_t local, vertex_t parent, uint32_t level);
-  void push(Worker& w, vertex_t vertex, vertex_t parent, uint32_t level);
+  void push(Worker& w, vertex_t vertex, uint32_t level);
   void visit(Worker& w, vertex_t vertex, uint32_t level);
   uint32_t range_of(uint64_t local) const { return static_cast<uint32_t>(local >> range_shift_); }
   uint64_t key(uint32_t level, uint32_t range) const { return uint64_t{level} * ranges_ + range; }
