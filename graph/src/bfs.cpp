@@ -49,9 +49,8 @@ size_t cache_bytes(uint64_t count) { return std::max<uint64_t>(count, 1); }
 size_t queue_bytes(uint64_t count, int threads, unsigned ranges) {
   // Every vertex queued up to twice (a level corrected by a late visitor queues it again:
   // 1.0-1.6 visitors per reached vertex on R-MAT graphs), plus partly filled chunks: per
-  // vertex range (at least one per thread) the open chunk of the level being filled and
-  // partial chunks of it and of the level being expanded shared early, and some per
-  // thread. More is absorbed by the overflow path, which costs speed (unsorted visits
+  // vertex range (at least one per thread) those of the levels being filled and expanded,
+  // shared early or sealed at a level change, and some per thread. More is absorbed by the overflow path, which costs speed (unsorted visits
   // without read-ahead), not correctness. Only chunks in use take memory.
   const uint64_t partial = 4 * std::max<uint64_t>(ranges, threads) + 8 * static_cast<uint64_t>(std::max(threads, 1));
   const uint64_t chunks = 2 * ((count + Chunk::kItems - 1) / Chunk::kItems) + partial + 16;
@@ -113,9 +112,10 @@ struct LevelAsyncBfs::Queue {
     }
     cv.notify_one();
   }
-  // Up to `max` chunks of the lowest key, newest first (the likeliest to be cached).
+  // Up to `max` chunks of the lowest key, newest first (the likeliest to be cached), and
+  // in `next` up to `ahead` of the chunks that follow them in queue order.
   // The caller holds one extra `live` reference until it has expanded them.
-  bool pop(std::vector<uint32_t>& out, unsigned max) {
+  bool pop(std::vector<uint32_t>& out, unsigned max, std::vector<uint32_t>& next, unsigned ahead) {
     std::lock_guard<std::mutex> lock(mu);
     if (buckets.empty()) return false;
     auto first = buckets.begin();
@@ -128,6 +128,9 @@ struct LevelAsyncBfs::Queue {
     if (bucket.empty()) buckets.erase(first);
     lowest = buckets.empty() ? kNoKey : buckets.begin()->first;
     live.fetch_add(1);
+    next.clear();
+    for (auto b = buckets.begin(); b != buckets.end() && next.size() < ahead; ++b)
+      for (auto i = b->second.rbegin(); i != b->second.rend() && next.size() < ahead; ++i) next.push_back(*i);
     return true;
   }
   void unhold() {
@@ -153,19 +156,23 @@ struct LevelAsyncBfs::Queue {
   }
 };
 
-// The chunk of one vertex range that threads are filling, shared by all of them.
+// The chunk of one vertex range and level that threads are filling, shared by all of them.
+// It is gathered on the heap and written to the queue file whole, when it is full or
+// shared: written a few visitors at a time over a whole level, the open chunks' pages were
+// the queue's randomly written set, and a small buffer on storage evicted and re-read them
+// again and again.
 struct LevelAsyncBfs::OpenChunk {
   std::mutex mu;
-  uint32_t chunk = kNoChunk;
+  Chunk chunk{};  // count > 0: holds one `live` reference
 };
 
 struct LevelAsyncBfs::Worker {
   std::vector<uint32_t> popped;  // chunk indices taken from the queue
+  std::vector<uint32_t> next_chunks;  // those that follow them (read-ahead)
   std::vector<uint32_t> batch;   // their vertices, sorted
   std::vector<struct iovec> ranges;  // pages a batch will read (read-ahead)
-  // Visitors of stage_level not yet in the queue file, kStage per vertex range: they go into
-  // the range's open chunk in blocks, so the file holds one partly filled chunk per range,
-  // not one per range and thread.
+  // Visitors of stage_level not yet in an open chunk, kStage per vertex range: they join the
+  // range's open chunk in blocks, one lock per 64 visitors.
   uint32_t stage_level = 0;
   std::vector<uint32_t> stage;   // ranges x kStage
   std::vector<uint32_t> staged;  // per range
@@ -179,7 +186,7 @@ struct LevelAsyncBfs::Worker {
 LevelAsyncBfs::LevelAsyncBfs(const Partition& part, const LocalGraph& graph, const BfsArrays& arrays, int threads,
                              const BfsOrder& order)
     : part_(part), graph_(graph), arrays_(arrays), threads_(std::max(threads, 1)),
-      sort_batch_(std::max(order.sort_batch, 1u)) {
+      sort_batch_(std::max(order.sort_batch, 1u)), queue_readahead_(order.queue_readahead) {
   if (arrays.queue_bytes < 4 * sizeof(Chunk)) throw GraphError("visitor queue file too small");
   // Ranges of 2^range_shift_ vertices, at most order.ranges of them (rounded up to a power of two).
   const uint64_t wanted = std::max(order.ranges, 1u);
@@ -190,7 +197,7 @@ LevelAsyncBfs::LevelAsyncBfs(const Partition& part, const LocalGraph& graph, con
   // Few ranges (one, in memory) would make threads queue for the open chunk's lock: then
   // each range has several open chunks ("lanes"), thread t filling lane t % lanes_.
   lanes_ = static_cast<uint32_t>(std::max(1, threads_ / static_cast<int>(ranges_)));
-  open_.reset(new OpenChunk[size_t{ranges_} * lanes_]);
+  open_.reset(new OpenChunk[open_slots()]);
   for (int t = 0; t < threads_; ++t) {
     workers_.push_back(std::make_unique<Worker>());
     workers_.back()->outboxes.resize(static_cast<size_t>(part.ranks));
@@ -212,7 +219,7 @@ void LevelAsyncBfs::reset() {
     std::memset(arrays_.cache + b, kCacheUnreached, len);
   }
   queue_->clear();
-  for (size_t i = 0; i < size_t{ranges_} * lanes_; ++i) open_[i].chunk = kNoChunk;
+  for (size_t i = 0; i < open_slots(); ++i) open_[i].chunk.count = 0;
   counters_ = {};
   for (auto& w : workers_) {
     w->counters = {};
@@ -223,57 +230,89 @@ void LevelAsyncBfs::reset() {
   }
 }
 
-// pre_visit: lower the vertex's level to `level` with `parent`; true if this visitor won.
-inline bool LevelAsyncBfs::pre_visit(uint64_t local, vertex_t parent, uint32_t level) {
-  const uint8_t cached = load(arrays_.cache + local);
-  if (cached < kCacheSaturated && cached <= level) return false;  // the cache never understates a level
-  uint64_t* word = arrays_.progress + local;
-  uint64_t current = load(word);
-  const uint64_t wanted = (static_cast<uint64_t>(level) << 32) | parent;
-  while (level < level_of(current)) {
-    if (__atomic_compare_exchange_n(word, &current, wanted, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-      __atomic_store_n(arrays_.cache + local, static_cast<uint8_t>(std::min<uint32_t>(level, kCacheSaturated)),
-                       __ATOMIC_RELAXED);
+// claim: lower a vertex's level to `level` (< kCacheSaturated) in its cache byte; true if
+// this visitor won. Saturated (254) and unreached (255) compare above every such level.
+inline bool LevelAsyncBfs::claim(uint64_t local, uint32_t level) {
+  uint8_t* byte = arrays_.cache + local;
+  uint8_t current = load(byte);
+  while (level < current)
+    if (__atomic_compare_exchange_n(byte, &current, static_cast<uint8_t>(level), true, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED))
       return true;
-    }
-  }
   return false;
 }
 
-// Moves range r's staged visitors into its open chunk; a chunk that fills up, or holds
-// another level, goes to the queue. If the queue file is full, the rest overflow to the stack.
+// Lowers the progress word to (level, parent) unless it already holds a level as low.
+inline bool LevelAsyncBfs::record(uint64_t local, vertex_t parent, uint32_t level) {
+  uint64_t* word = arrays_.progress + local;
+  uint64_t current = load(word);
+  const uint64_t wanted = (static_cast<uint64_t>(level) << 32) | parent;
+  while (level < level_of(current))
+    if (__atomic_compare_exchange_n(word, &current, wanted, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return true;
+  return false;
+}
+
+// pre_visit for a visitor that brings its parent (a seed: the root or a remote visitor)
+// or whose level is too deep for the cache byte: the progress word is written now.
+bool LevelAsyncBfs::pre_visit(uint64_t local, vertex_t parent, uint32_t level) {
+  if (level < kCacheSaturated) {
+    if (!claim(local, level)) return false;
+    record(local, parent, level);
+    return true;
+  }
+  uint8_t* byte = arrays_.cache + local;
+  if (load(byte) < kCacheSaturated) return false;  // reached at a level below 254
+  if (!record(local, parent, level)) return false;
+  uint8_t unreached = kCacheUnreached;
+  __atomic_compare_exchange_n(byte, &unreached, kCacheSaturated, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return true;
+}
+
+LevelAsyncBfs::OpenChunk& LevelAsyncBfs::open_chunk(uint32_t range, uint32_t lane, uint32_t level) {
+  return open_[(size_t{range} * lanes_ + lane) * 2 + (level & 1)];
+}
+
+// Writes an open chunk of range r to the queue file (the caller holds its lock); if the
+// file is full, its visitors overflow to the worker's stack.
+void LevelAsyncBfs::seal(Worker& w, OpenChunk& open, uint32_t r) {
+  Chunk& c = open.chunk;
+  uint32_t idx;
+  if (queue_->allocate(idx)) {
+    Chunk& out = queue_->chunks[idx];
+    out.count = c.count;
+    out.level = c.level;
+    std::memcpy(out.items, c.items, c.count * sizeof(uint32_t));
+    queue_->publish(idx, key(c.level, r));
+  } else {
+    w.counters.overflow += c.count;
+    for (uint32_t i = 0; i < c.count; ++i) w.overflow.push_back({c.items[i], 0, c.level});
+  }
+  c.count = 0;
+  queue_->unhold();
+}
+
+// Moves range r's staged visitors into its open chunk for their level; a chunk that fills
+// up, or holds another level (two levels back), goes to the queue.
 void LevelAsyncBfs::flush(Worker& w, uint32_t r) {
   const uint32_t* items = w.stage.data() + size_t{r} * kStage;
   uint32_t n = w.staged[r];
   if (n == 0) return;
   {
-    OpenChunk& open = open_[size_t{r} * lanes_ + w.lane];
+    OpenChunk& open = open_chunk(r, w.lane, w.stage_level);
     std::lock_guard<std::mutex> lock(open.mu);
+    Chunk& c = open.chunk;
     while (n > 0) {
-      if (open.chunk != kNoChunk) {
-        const Chunk& c = queue_->chunks[open.chunk];
-        if (c.level != w.stage_level || c.count == Chunk::kItems) {
-          queue_->publish(open.chunk, key(c.level, r));
-          open.chunk = kNoChunk;
-        }
+      if (c.count > 0 && c.level != w.stage_level) seal(w, open, r);
+      if (c.count == 0) {
+        c.level = w.stage_level;
+        queue_->live.fetch_add(1);
       }
-      if (open.chunk == kNoChunk) {
-        uint32_t idx;
-        if (!queue_->allocate(idx)) {
-          w.counters.overflow += n;
-          for (; n > 0; --n) w.overflow.push_back({*items++, 0, w.stage_level});
-          break;
-        }
-        queue_->chunks[idx].count = 0;
-        queue_->chunks[idx].level = w.stage_level;
-        open.chunk = idx;
-      }
-      Chunk& c = queue_->chunks[open.chunk];
       const uint32_t take = std::min(n, Chunk::kItems - c.count);
       std::memcpy(c.items + c.count, items, take * sizeof(uint32_t));
       c.count += take;
       items += take;
       n -= take;
+      if (c.count == Chunk::kItems) seal(w, open, r);
     }
   }
   w.staged_total -= w.staged[r];
@@ -288,21 +327,27 @@ void LevelAsyncBfs::flush(Worker& w, uint32_t r) {
 bool LevelAsyncBfs::share_lowest(Worker& w, uint64_t below) {
   for (uint32_t r = 0; r < ranges_; ++r) {
     if (key(w.stage_level, r) < below) flush(w, r);
-    for (uint32_t lane = 0; lane < lanes_; ++lane) {
-      OpenChunk& open = open_[size_t{r} * lanes_ + lane];
+    // The range's lowest open chunk (its two levels' lanes), if below `below`.
+    OpenChunk* lowest = nullptr;
+    uint64_t lowest_key = below;
+    for (uint32_t slot = 0; slot < 2 * lanes_; ++slot) {
+      OpenChunk& open = open_[size_t{r} * 2 * lanes_ + slot];
       std::lock_guard<std::mutex> lock(open.mu);
-      if (open.chunk == kNoChunk) continue;
-      const uint64_t k = key(queue_->chunks[open.chunk].level, r);
-      if (k >= below) continue;
-      queue_->publish(open.chunk, k);
-      open.chunk = kNoChunk;
-      return true;
+      if (open.chunk.count == 0) continue;
+      const uint64_t k = key(open.chunk.level, r);
+      if (k < lowest_key) lowest = &open, lowest_key = k;
     }
+    if (!lowest) continue;
+    std::lock_guard<std::mutex> lock(lowest->mu);
+    // Another thread may have shared it meanwhile, and a chunk of a later level be open.
+    if (lowest->chunk.count == 0 || key(lowest->chunk.level, r) >= below) continue;
+    seal(w, *lowest, r);
+    return true;
   }
   return false;
 }
 
-// The parent is already in the progress word (pre_visit): a queued visitor is a vertex.
+// A queued visitor is a vertex: its level is in the chunk, its parent is found when it is visited.
 void LevelAsyncBfs::push(Worker& w, vertex_t vertex, uint32_t level) {
   ++w.counters.pushes;
   if (level != w.stage_level) {  // rare: a visitor out of level order; the staged ones go first
@@ -316,8 +361,17 @@ void LevelAsyncBfs::push(Worker& w, vertex_t vertex, uint32_t level) {
 }
 
 // visit: expand a vertex whose level is still `level` (otherwise a better visitor exists).
+// Below level 254 the cache byte holds the level and visitors carry no parent: the parent
+// is found here, among the neighbours read anyway, as one a level up (the neighbour that
+// claimed this vertex is one while `level` is final; a seed's parent is recorded already).
+// So the expansion touches only cache bytes at random, and each progress word is written
+// once, when its vertex is visited - in vertex order in a sorted batch - rather than at
+// random positions whenever a vertex is discovered (on storage, the progress file was the
+// largest randomly written set: with a small buffer its pages were evicted dirty and
+// written back again and again).
 void LevelAsyncBfs::visit(Worker& w, vertex_t local, uint32_t level) {
-  if (level_of(load(arrays_.progress + local)) != level) {
+  const bool cached_level = level < kCacheSaturated;
+  if (cached_level ? load(arrays_.cache + local) != level : level_of(load(arrays_.progress + local)) != level) {
     ++w.counters.stale;
     return;
   }
@@ -325,12 +379,24 @@ void LevelAsyncBfs::visit(Worker& w, vertex_t local, uint32_t level) {
   const uint64_t first = part_.first(), count = part_.count();
   const vertex_t self = static_cast<vertex_t>(first + local);
   const vertex_t* t = graph_.targets - graph_.edge_base;
-  const uint64_t end = graph_.offsets[local + 1];
-  for (uint64_t e = graph_.offsets[local]; e < end; ++e) {
+  const uint64_t begin = graph_.offsets[local], end = graph_.offsets[local + 1];
+  if (cached_level && level > 0) {  // the parent: the first local neighbour one level up
+    for (uint64_t e = begin; e < end; ++e) {
+      const uint64_t target_local = t[e] - first;
+      if (target_local < count && load(arrays_.cache + target_local) == level - 1) {
+        record(local, t[e], level);
+        break;
+      }
+    }
+  }
+  const bool claim_children = level + 1 < kCacheSaturated;
+  for (uint64_t e = begin; e < end; ++e) {
     const uint64_t target = t[e];
     const uint64_t target_local = target - first;  // wraps around for vertices below first
     if (target_local < count) {
-      if (pre_visit(target_local, self, level + 1)) push(w, static_cast<vertex_t>(target_local), level + 1);
+      if (claim_children ? level + 1 < load(arrays_.cache + target_local) && claim(target_local, level + 1)
+                         : pre_visit(target_local, self, level + 1))
+        push(w, static_cast<vertex_t>(target_local), level + 1);
     } else {
       ++w.counters.remote;
       w.outboxes[static_cast<size_t>(part_.owner(target))].push_back({static_cast<vertex_t>(target), self, level + 1});
@@ -346,7 +412,8 @@ void LevelAsyncBfs::expand(Worker& w, const uint32_t* items, uint32_t count, uin
   for (uint32_t i = 0; i < count; ++i) {
     if (i + 16 < count) {
       __builtin_prefetch(graph_.offsets + items[i + 16]);
-      __builtin_prefetch(arrays_.progress + items[i + 16]);
+      __builtin_prefetch(arrays_.cache + items[i + 16]);
+      __builtin_prefetch(arrays_.progress + items[i + 16], 1);
     }
     if (i + 8 < count) __builtin_prefetch(targets + graph_.offsets[items[i + 8]]);
     visit(w, items[i], level);
@@ -354,7 +421,7 @@ void LevelAsyncBfs::expand(Worker& w, const uint32_t* items, uint32_t count, uin
 }
 
 // A batch read from storage: ask for the pages it will read before reading them (vertex
-// records first, then the adjacency lists they point to), so the DI-MMAP buffer or the page
+// records and progress words first, then the adjacency lists the records point to), so the DI-MMAP buffer or the page
 // cache (MADV_WILLNEED) fetches them at a deep queue instead of one fault per page per
 // thread. Items are sorted, so neighbouring ranges merge into few requests.
 void LevelAsyncBfs::prefetch_batch(Worker& w, const uint32_t* items, uint32_t count) {
@@ -375,10 +442,29 @@ void LevelAsyncBfs::prefetch_batch(Worker& w, const uint32_t* items, uint32_t co
   };
   w.ranges.clear();
   for (uint32_t i = 0; i < count; ++i) add(graph_.offsets + items[i], graph_.offsets + items[i] + 2);
+  if (count > 0) add(arrays_.progress + items[0], arrays_.progress + items[count - 1] + 1);  // written by visit
   dimmap::prefetch(w.ranges.data(), w.ranges.size());
   w.ranges.clear();
   const vertex_t* t = graph_.targets - graph_.edge_base;
   for (uint32_t i = 0; i < count; ++i) add(t + graph_.offsets[items[i]], t + graph_.offsets[items[i] + 1]);
+  dimmap::prefetch(w.ranges.data(), w.ranges.size());
+}
+
+// Chunks written a level ago, on storage, have often left the buffer by the time they are
+// taken: ask for the next ones in queue order now, so they are read at a deep queue, not
+// one page fault at a time when a thread takes them.
+void LevelAsyncBfs::prefetch_chunks(Worker& w) {
+  if (w.next_chunks.empty()) return;
+  std::sort(w.next_chunks.begin(), w.next_chunks.end());
+  w.ranges.clear();
+  for (uint32_t idx : w.next_chunks) {
+    if (!w.ranges.empty() && static_cast<char*>(w.ranges.back().iov_base) + w.ranges.back().iov_len ==
+                                 reinterpret_cast<char*>(queue_->chunks + idx)) {
+      w.ranges.back().iov_len += sizeof(Chunk);
+    } else {
+      w.ranges.push_back({queue_->chunks + idx, sizeof(Chunk)});
+    }
+  }
   dimmap::prefetch(w.ranges.data(), w.ranges.size());
 }
 
@@ -395,7 +481,8 @@ void LevelAsyncBfs::worker_loop(Worker& w) {
   Queue& q = *queue_;
   for (;;) {
     drain_overflow(w);
-    if (q.pop(w.popped, sort_batch_)) {
+    if (q.pop(w.popped, sort_batch_, w.next_chunks, queue_readahead_)) {
+      prefetch_chunks(w);
       const uint32_t level = q.chunks[w.popped[0]].level;
       if (sort_batch_ == 1) {  // chunk by chunk: expand it in place
         const Chunk& c = q.chunks[w.popped[0]];

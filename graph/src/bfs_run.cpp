@@ -97,6 +97,8 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
   BfsOrder order = default_bfs_order(graph_on_storage, info.edges * sizeof(vertex_t) / static_cast<uint64_t>(comm.size()));
   if (opt.sort_batch) order.sort_batch = opt.sort_batch;
   if (opt.vertex_ranges) order.ranges = opt.vertex_ranges;
+  if (where[BfsFile::queue].backend != dimmap::Backend::memory)
+    order.queue_readahead = std::min(64u, order.sort_batch * static_cast<unsigned>(threads));
   BfsFiles files(opt.graph_dir, info, part, where, threads, order.ranges);
   LevelAsyncBfs bfs(part, files.graph(), files.arrays(), threads, order);
   if (leader) {

@@ -122,6 +122,29 @@ TEST(BfsHandMade, BinaryTree) {
   }
 }
 
+// Levels from 254 on do not fit the cache byte: they are decided in the progress word,
+// and a vertex first reached that deep can still be corrected to a shallow level.
+TEST(BfsHandMade, LevelsBeyondTheCacheByteAreExact) {
+  test::TempDir dir("deep");
+  constexpr int64_t kPath = 1200;
+  std::vector<Edge> edges;
+  for (int64_t i = 0; i + 1 < kPath; ++i) edges.push_back({i, i + 1});
+  for (int64_t i = 0; i + 3 < kPath; i += 97) edges.push_back({i + 3, i});  // short cuts
+  for (int64_t i = 0; i < kPath; i += 5) edges.push_back({i, kPath + i / 5});  // leaves
+  edges.push_back({kPath - 1, 300});  // a long detour back: vertex 300 meets both ends
+  const uint64_t vertices = kPath + kPath / 5;
+  const std::string g = ingest(dir, "g", edges, vertices);
+  for (const uint64_t root : {uint64_t{0}, uint64_t{700}}) {
+    const auto want = test::boost_levels(edges, vertices, root);
+    ASSERT_GT(*std::max_element(want.begin(), want.end()), 300) << "the graph must reach past level 254";
+    RunConfig in_order{"in-memory", "mmap", "/dev/shm", 8};
+    expect_levels(run_search(g, dir.str(), root, in_order).levels, want, "chunk order");
+    RunConfig by_range = in_order;
+    by_range.sort_batch = 4, by_range.ranges = 8;
+    expect_levels(run_search(g, dir.str(), root, by_range).levels, want, "sorted batches, 8 ranges");
+  }
+}
+
 TEST(BfsHandMade, TwoComponentsIsolatedVerticesLoopsAndDuplicates) {
   test::TempDir dir("components");
   // Component A: 0-1-2 (with a duplicate and a reversed duplicate), component B: 3-4,

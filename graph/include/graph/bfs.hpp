@@ -1,21 +1,24 @@
 // bfs.hpp - HavoqGT-style level-asynchronous BFS.
 //
 // A visitor (vertex, parent, level) is applied to a vertex in two steps, as in HavoqGT:
-// pre_visit atomically lowers the vertex's level (one 64-bit word holds level and parent,
-// so both change together) and, if it did, the visitor is queued; visit, when the visitor
-// is popped, sends a visitor for level + 1 to every neighbour. The visitor queue is a
-// priority queue ordered by level, made of 4 KiB chunks that live in a memory-mapped file;
-// threads always take the lowest-level chunk available, and nobody waits at the end of a
-// level: a thread that runs out of level-L work goes on with level L+1 while others finish
-// L. Visitors that arrive out of order simply lower a level again (label correcting), so
-// the levels at the end are exact BFS distances and every parent is one level up.
+// pre_visit atomically lowers the vertex's level and, if it did, the visitor is queued;
+// visit, when the visitor is popped, sends a visitor for level + 1 to every neighbour. The
+// visitor queue is a priority queue ordered by level, made of 4 KiB chunks that live in a
+// memory-mapped file; threads always take the lowest-level chunk available, and nobody
+// waits at the end of a level: a thread that runs out of level-L work goes on with level
+// L+1 while others finish L. Visitors that arrive out of order simply lower a level again
+// (label correcting), so the levels at the end are exact BFS distances and every parent
+// is one level up.
 //
 // The algorithmic data are three memory-mapped arrays (visitor queue, BFS progress,
 // vertex cache); the graph is two (vertex data, edge data). Where each lives is the
 // caller's choice (see bfs_files.hpp). The vertex cache is one byte per vertex holding
-// min(level, 254) (255 = unreached): it filters visitors to already-reached vertices
-// without touching the 8-byte progress word, so the hottest random accesses stay in a
-// structure 8x smaller.
+// the level below 254 (254 = deeper, 255 = unreached), and pre_visit lowers it with one
+// byte-wide compare-and-swap, so the random accesses of a search stay in a structure 8x
+// smaller than the progress words (level << 32 | parent). A progress word is written when
+// its vertex is visited, with a parent found among the neighbours the visit reads anyway;
+// visitors that bring a parent (the root, remote visitors) and levels from 254 on write it
+// in pre_visit, the cache then only saying "254 or deeper".
 //
 // The engine owns the vertices [first, first + count) of a block partition; visitors to
 // other vertices go to per-destination outboxes (the distributed driver exchanges them).
@@ -89,13 +92,16 @@ struct BfsCounters {
 //              all threads sweep one level's adjacency lists front to back together, and an
 //              edge page is read once per level instead of once per chunk that touches it.
 //              Threads gather visitors per range (64 at a time, on the heap) and add them
-//              to the range's one open chunk, shared by all threads, so the queue file holds
-//              one partly filled chunk per range rather than one per range and thread.
+//              to the range's open chunk for their level, shared by all threads and kept on
+//              the heap until it is full or shared, so the queue file gets whole chunks.
 //  sort_batch  a thread takes up to this many chunks of the lowest (level, range) at once
 //              and expands their vertices in id order (1 = chunk by chunk, in place).
+//  queue_readahead  with the queue file on storage: chunks that follow a thread's batch in
+//              queue order, which it asks storage for when it takes the batch (0 = none).
 struct BfsOrder {
   unsigned sort_batch = 1;
   unsigned ranges = 1;
+  unsigned queue_readahead = 0;
 };
 // What suits a placement: on storage, ranges of ~512 KiB of edge data (at most 256, so
 // that 16 threads on 16 ranges read ahead a few MiB, well inside a buffer a quarter of
@@ -132,23 +138,35 @@ class LevelAsyncBfs {
   BfsArrays arrays_;
   int threads_;
   unsigned sort_batch_;
+  unsigned queue_readahead_;
   uint32_t ranges_ = 1;        // vertex ranges in use
   unsigned range_shift_ = 0;   // local vertex >> range_shift_ = its range
   std::unique_ptr<Queue> queue_;
-  uint32_t lanes_ = 1;                 // open chunks per vertex range
-  std::unique_ptr<OpenChunk[]> open_;  // [range * lanes_ + lane]
+  // Open chunks: per vertex range, `lanes_` of them for each level parity. Two levels are
+  // filled at once whenever threads expand adjacent levels (level-asynchronous search);
+  // with one open chunk per range they took turns publishing each other's chunk after
+  // every 64 visitors, and the queue filled up with chunks a few percent full (a 35 MiB
+  // buffer search once overflowed the queue file and took twice as long).
+  uint32_t lanes_ = 1;
+  std::unique_ptr<OpenChunk[]> open_;  // [(range * lanes_ + lane) * 2 + level % 2]
+  size_t open_slots() const { return size_t{ranges_} * lanes_ * 2; }
+  OpenChunk& open_chunk(uint32_t range, uint32_t lane, uint32_t level);
   std::vector<std::unique_ptr<Worker>> workers_;
   BfsCounters counters_;
 
+  bool claim(uint64_t local, uint32_t level);
+  bool record(uint64_t local, vertex_t parent, uint32_t level);
   bool pre_visit(uint64_t local, vertex_t parent, uint32_t level);
   void push(Worker& w, vertex_t vertex, uint32_t level);
   void visit(Worker& w, vertex_t vertex, uint32_t level);
   uint32_t range_of(uint64_t local) const { return static_cast<uint32_t>(local >> range_shift_); }
   uint64_t key(uint32_t level, uint32_t range) const { return uint64_t{level} * ranges_ + range; }
+  void seal(Worker& w, OpenChunk& open, uint32_t range);
   void flush(Worker& w, uint32_t range);
   bool share_lowest(Worker& w, uint64_t below);
   void expand(Worker& w, const uint32_t* items, uint32_t count, uint32_t level);
   void prefetch_batch(Worker& w, const uint32_t* items, uint32_t count);
+  void prefetch_chunks(Worker& w);
   void drain_overflow(Worker& w);
   void worker_loop(Worker& w);
 };
