@@ -50,8 +50,9 @@ size_t queue_bytes(uint64_t count, int threads, unsigned ranges) {
   // Every vertex queued up to twice (a level corrected by a late visitor queues it again:
   // 1.0-1.6 visitors per reached vertex on R-MAT graphs), plus partly filled chunks: per
   // vertex range (at least one per thread) those of the levels being filled and expanded,
-  // shared early or sealed at a level change, and some per thread. More is absorbed by the overflow path, which costs speed (unsorted visits
-  // without read-ahead), not correctness. Only chunks in use take memory.
+  // shared early or sealed at a level change, and some per thread. More is absorbed by the
+  // overflow path, which costs speed (unsorted visits without read-ahead), not correctness.
+  // Only chunks in use take memory.
   const uint64_t partial = 4 * std::max<uint64_t>(ranges, threads) + 8 * static_cast<uint64_t>(std::max(threads, 1));
   const uint64_t chunks = 2 * ((count + Chunk::kItems - 1) / Chunk::kItems) + partial + 16;
   return chunks * sizeof(Chunk);
