@@ -33,6 +33,24 @@ inline uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_REL
 inline uint8_t load(const uint8_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 inline uint32_t level_of(uint64_t word) { return static_cast<uint32_t>(word >> 32); }
 
+// Appends the pages of [begin, end) to a read-ahead request, merged with the last range
+// when they overlap or are at most a page apart (one read instead of two).
+void add_pages(std::vector<struct iovec>& ranges, const void* begin, const void* end) {
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t b = reinterpret_cast<uintptr_t>(begin) & ~(kPage - 1);
+  const uintptr_t e = reinterpret_cast<uintptr_t>(end);
+  if (e <= b) return;
+  if (!ranges.empty()) {
+    struct iovec& last = ranges.back();
+    const uintptr_t lb = reinterpret_cast<uintptr_t>(last.iov_base), le = lb + last.iov_len;
+    if (b >= lb && b <= le + kPage) {
+      if (e > le) last.iov_len = e - lb;
+      return;
+    }
+  }
+  ranges.push_back({reinterpret_cast<void*>(b), e - b});
+}
+
 }  // namespace
 
 Partition Partition::block_partition(uint64_t vertices, int ranks, int rank) {
@@ -422,32 +440,18 @@ void LevelAsyncBfs::expand(Worker& w, const uint32_t* items, uint32_t count, uin
 }
 
 // A batch read from storage: ask for the pages it will read before reading them (vertex
-// records and progress words first, then the adjacency lists the records point to), so the DI-MMAP buffer or the page
-// cache (MADV_WILLNEED) fetches them at a deep queue instead of one fault per page per
-// thread. Items are sorted, so neighbouring ranges merge into few requests.
+// records and progress words first, then the adjacency lists the records point to), so
+// the DI-MMAP buffer or the page cache (MADV_WILLNEED) fetches them at a deep queue
+// instead of one fault per page per thread. Items are sorted, so neighbouring ranges
+// merge into few requests.
 void LevelAsyncBfs::prefetch_batch(Worker& w, const uint32_t* items, uint32_t count) {
-  constexpr uintptr_t kPage = 4096;
-  auto add = [&w](const void* begin, const void* end) {
-    const uintptr_t b = reinterpret_cast<uintptr_t>(begin) & ~(kPage - 1);
-    const uintptr_t e = reinterpret_cast<uintptr_t>(end);
-    if (e <= b) return;
-    if (!w.ranges.empty()) {
-      struct iovec& last = w.ranges.back();
-      const uintptr_t lb = reinterpret_cast<uintptr_t>(last.iov_base), le = lb + last.iov_len;
-      if (b >= lb && b <= le + kPage) {
-        if (e > le) last.iov_len = e - lb;
-        return;
-      }
-    }
-    w.ranges.push_back({reinterpret_cast<void*>(b), e - b});
-  };
   w.ranges.clear();
-  for (uint32_t i = 0; i < count; ++i) add(graph_.offsets + items[i], graph_.offsets + items[i] + 2);
-  if (count > 0) add(arrays_.progress + items[0], arrays_.progress + items[count - 1] + 1);  // written by visit
+  for (uint32_t i = 0; i < count; ++i) add_pages(w.ranges, graph_.offsets + items[i], graph_.offsets + items[i] + 2);
+  if (count > 0) add_pages(w.ranges, arrays_.progress + items[0], arrays_.progress + items[count - 1] + 1);
   dimmap::prefetch(w.ranges.data(), w.ranges.size());
   w.ranges.clear();
   const vertex_t* t = graph_.targets - graph_.edge_base;
-  for (uint32_t i = 0; i < count; ++i) add(t + graph_.offsets[items[i]], t + graph_.offsets[items[i] + 1]);
+  for (uint32_t i = 0; i < count; ++i) add_pages(w.ranges, t + graph_.offsets[items[i]], t + graph_.offsets[items[i] + 1]);
   dimmap::prefetch(w.ranges.data(), w.ranges.size());
 }
 
@@ -458,14 +462,7 @@ void LevelAsyncBfs::prefetch_chunks(Worker& w) {
   if (w.next_chunks.empty()) return;
   std::sort(w.next_chunks.begin(), w.next_chunks.end());
   w.ranges.clear();
-  for (uint32_t idx : w.next_chunks) {
-    if (!w.ranges.empty() && static_cast<char*>(w.ranges.back().iov_base) + w.ranges.back().iov_len ==
-                                 reinterpret_cast<char*>(queue_->chunks + idx)) {
-      w.ranges.back().iov_len += sizeof(Chunk);
-    } else {
-      w.ranges.push_back({queue_->chunks + idx, sizeof(Chunk)});
-    }
-  }
+  for (uint32_t idx : w.next_chunks) add_pages(w.ranges, queue_->chunks + idx, queue_->chunks + idx + 1);
   dimmap::prefetch(w.ranges.data(), w.ranges.size());
 }
 
