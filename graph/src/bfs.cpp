@@ -16,7 +16,6 @@ namespace {
 constexpr uint64_t kUnreachedWord = ~uint64_t{0};
 constexpr uint8_t kCacheUnreached = 255;
 constexpr uint8_t kCacheSaturated = 254;  // level >= 254: ask the progress word
-constexpr uint32_t kNoChunk = ~uint32_t{0};
 constexpr uint64_t kNoKey = ~uint64_t{0};
 constexpr uint32_t kStage = 64;  // visitors a thread gathers per vertex range before taking its lock
 
@@ -100,7 +99,7 @@ struct LevelAsyncBfs::Queue {
 
   Queue(void* memory, size_t bytes)
       : chunks(static_cast<Chunk*>(memory)),
-        capacity(static_cast<uint32_t>(std::min<size_t>(bytes / sizeof(Chunk), kNoChunk - 1))) {}
+        capacity(static_cast<uint32_t>(std::min<size_t>(bytes / sizeof(Chunk), UINT32_MAX))) {}
 
   void clear() {
     std::lock_guard<std::mutex> lock(mu);
@@ -413,8 +412,7 @@ void LevelAsyncBfs::visit(Worker& w, vertex_t local, uint32_t level) {
     const uint64_t target = t[e];
     const uint64_t target_local = target - first;  // wraps around for vertices below first
     if (target_local < count) {
-      if (claim_children ? level + 1 < load(arrays_.cache + target_local) && claim(target_local, level + 1)
-                         : pre_visit(target_local, self, level + 1))
+      if (claim_children ? claim(target_local, level + 1) : pre_visit(target_local, self, level + 1))
         push(w, static_cast<vertex_t>(target_local), level + 1);
     } else {
       ++w.counters.remote;
