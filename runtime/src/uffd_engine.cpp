@@ -63,7 +63,8 @@ constexpr uint8_t F_WANTED = 0x10;     // faulted while leaving: recover instead
 constexpr uint8_t F_LOAD_WRITE = 0x20; // a write fault is waiting for this load
 
 constexpr unsigned kRegionShift = 36;  // key = region id << 36 | page index (256 TiB per mapping)
-constexpr size_t kMaxWriteRun = 64;    // pages per coalesced writeback (FastMap writes up to 512)
+constexpr size_t kMaxWriteRun = 64;
+constexpr size_t kMaxZapGap = 32;  // pages a bulk-unmap range may span between demoted pages    // pages per coalesced writeback (FastMap writes up to 512)
 constexpr uint64_t kWriteTag = 1ull << 63;
 constexpr uint64_t kRunTag = 1ull << 62;  // a read-ahead run (index into runs_)
 // Read-ahead reads adjacent pages in runs: one read, one copy into the memfd and one
@@ -165,6 +166,7 @@ class UffdEngine final : public Engine {
   void poison_page(Region* r, size_t page, uint32_t tid);
   void demote(uint32_t slot);
   void flush_zaps();
+  bool unmapped(const Region* r, size_t first, size_t end) const;
   void evict();
   void start_pending();
   void release_slot(uint32_t slot);
@@ -654,7 +656,15 @@ void UffdEngine::demote(uint32_t s) {
   if (zap_list_.size() >= par_.batch) flush_zaps();
 }
 
+// One range per run of demoted pages, widened over gaps of pages that have no PTE, in page
+// order. Why: UFFDIO_CONTINUE maps shmem pages with dirty PTEs, and zapping dirty PTEs of a
+// shared mapping forces a TLB flush (an IPI to every other CPU of the process) per range, not
+// per call. Demoted pages are sparse (a BFS level reads some adjacency lists and skips others):
+// a batch of 256 had ~60 ranges whose gaps were mostly 1-7 pages that were not even resident.
 void UffdEngine::flush_zaps() {
+  std::sort(zap_list_.begin(), zap_list_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const Region* prev_region = nullptr;
+  size_t prev_page = 0;  // last page added to zaps_ (valid while prev_region is set)
   for (auto [s, key] : zap_list_) {
     // Skip pages recovered, freed or reused since they were demoted. Pages just chosen to
     // leave (evict) are still mapped and must be unmapped before they are written or freed.
@@ -662,13 +672,31 @@ void UffdEngine::flush_zaps() {
     if (pages_[s].key != key || (st != DMP_EVICT && st != DMP_LEAVING) || !(pages_[s].flags & F_ZAP)) continue;
     pages_[s].flags &= ~(F_ZAP | F_WRITABLE);
     Region* r = region_of_slot(s);
-    const size_t off = page_of_slot(s) * page_size_;
-    zaps_.add(r->addr + off, page_size_);
+    const size_t page = page_of_slot(s);
+    size_t first = page;
+    if (r == prev_region && page > prev_page + 1 && page - prev_page <= kMaxZapGap + 1 &&
+        unmapped(r, prev_page + 1, page))
+      first = prev_page + 1;
+    zaps_.add(r->addr + first * page_size_, (page + 1 - first) * page_size_);
+    prev_region = r;
+    prev_page = page;
   }
   zap_list_.clear();
   if (zaps_.size() == 0) return;
   zaps_.flush();
   st_.eviction_batches++;
+}
+
+// No page in [first, end) of `r` has a PTE that must stay: not in the buffer, still loading,
+// or already demoted (its PTE is gone, or goes in the zap batch being built).
+bool UffdEngine::unmapped(const Region* r, size_t first, size_t end) const {
+  for (size_t page = first; page < end; ++page) {
+    const uint32_t s = dmp_lookup(&policy_, key_of(r, page));
+    if (s == DMP_NIL) continue;
+    const uint8_t st = pages_[s].state;
+    if (st != DMP_LOADING && st != DMP_EVICT && st != DMP_LEAVING) return false;
+  }
+  return true;
 }
 
 // Keeps a reserve of free slots: pages leave the eviction queue in batches.

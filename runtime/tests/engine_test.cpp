@@ -84,6 +84,28 @@ TEST(Engine, VictimPagesAreRecoveredWithoutIo) {
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
 }
 
+// The bulk unmap widens its ranges over gaps between demoted pages only where the gap has no
+// mapping to keep: here every gap is a page still in the primary FIFO, and touching those
+// pages afterwards must not fault, while the demoted pages must.
+TEST(Engine, BulkUnmapSparesMappedPagesBetweenVictims) {
+  const size_t pages = 512;
+  TempFile f(pages);
+  // 64 slots, no hot FIFO, batches of 4: 56 mapped pages and an eviction queue of 8.
+  Instance in(64 * kPage, 0.0, 4);
+  const uint64_t* m = in.map(f, pages, PROT_READ);
+  for (size_t p = 0; p < 56; p += 2) ASSERT_EQ(m[p * 512], pattern_word(p, 0, 0));  // oldest
+  for (size_t p = 1; p < 56; p += 2) ASSERT_EQ(m[p * 512], pattern_word(p, 0, 0));
+  // Eight new pages demote the eight oldest: even pages 0-14, each between two mapped pages.
+  for (size_t p = 200; p < 208; ++p) ASSERT_EQ(m[p * 512], pattern_word(p, 0, 0));
+  const uint64_t faults = in.stats().faults;
+  for (size_t p = 1; p < 16; p += 2) ASSERT_EQ(m[p * 512], pattern_word(p, 0, 0));
+  EXPECT_EQ(in.stats().faults, faults) << "a page between two victims lost its mapping";
+  for (size_t p = 0; p < 16; p += 2) ASSERT_EQ(m[p * 512], pattern_word(p, 0, 0));
+  EXPECT_EQ(in.stats().faults, faults + 8) << "demoted pages keep no mapping";
+  expect_consistent(in.stats());
+  ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
+}
+
 TEST(Engine, WritesReachTheFileOnMsyncAndMunmap) {
   const size_t pages = 2048;
   TempFile f(pages);
