@@ -46,6 +46,7 @@
 #include "io_queue.hpp"
 #include "log.hpp"
 #include "perma.hpp"
+#include "staging_pool.hpp"
 #include "uffd_sys.hpp"
 
 extern "C" {
@@ -71,9 +72,11 @@ constexpr uint64_t kRunTag = 1ull << 62;  // a read-ahead run (index into runs_)
 // UFFDIO_CONTINUE per run instead of per page (a sweep of a file was bound by those calls:
 // kmer classify on dimmap went from 19K to 55K reads/s, Linux mmap 63K).
 constexpr size_t kMaxReadRun = 64;  // pages per read-ahead read (256 KiB with 4 KiB pages)
-constexpr size_t kReadRuns = 16;    // read-ahead runs in flight at once
-// Their staging memory stays under 1/16 of the buffer (it counts against the same budget).
+// Their staging memory stays under 1/16 of the buffer (it counts against the same budget),
+// within [16 pages, 4 MiB].
 constexpr size_t kRunStagingShare = 16;
+constexpr size_t kMinRunStaging = 16;
+constexpr size_t kMaxRunStagingBytes = 4u << 20;
 constexpr auto kWriteRetryInterval = std::chrono::milliseconds(100);  // while storage refuses writes
 
 struct Region {
@@ -115,12 +118,12 @@ struct WriteJob {
   char* staging = nullptr;  // the pages copied out of the memfd while the write is in flight
 };
 
-// A read-ahead read of adjacent pages of one region into one staging area.
+// A read-ahead read of adjacent pages of one region into one block of staging pages.
 struct ReadRun {
   Region* region = nullptr;
   size_t first_page = 0;
   std::vector<uint32_t> slots;  // in page order
-  char* staging = nullptr;      // run_pages_ pages
+  size_t staging = 0;           // first page of its block in the staging pool
 };
 
 struct PendingMiss {
@@ -156,7 +159,7 @@ class UffdEngine final : public Engine {
   void start_fill(Region* r, size_t page, bool write, uint32_t tid, bool prefetch = false);
   void finish_read(uint32_t slot, ssize_t result);
   ssize_t store_read(Region* r, size_t first_page, char* data, size_t len, ssize_t result);
-  void start_read_run(Region* r, size_t page);
+  bool start_read_run(Region* r, size_t page);
   void finish_read_run(size_t run, ssize_t result);
   void map_run(Region* r, const std::vector<uint32_t>& slots);
   void fill_zero(Region* r, uint32_t slot, size_t page, bool write);
@@ -207,10 +210,9 @@ class UffdEngine final : public Engine {
   char* staging_ = nullptr;
   std::vector<uint32_t> staging_free_;
   std::vector<uint32_t> load_staging_;  // staging page of each loading slot
-  std::vector<ReadRun> runs_;              // read-ahead runs, kReadRuns
+  std::vector<ReadRun> runs_;  // read-ahead runs, one per I/O slot
   std::vector<uint32_t> runs_free_;
-  char* run_staging_ = nullptr;            // kReadRuns x run_pages_ pages
-  size_t run_pages_ = 1;                   // pages per read-ahead run
+  StagingPool run_staging_;
 
   std::map<uintptr_t, Region*> by_addr_;
   std::unordered_map<uint32_t, Region*> by_id_;
@@ -270,18 +272,13 @@ int UffdEngine::start() {
   for (uint32_t k = cfg_.io_depth; k-- > 0;) staging_free_.push_back(k);
   load_staging_.assign(par_.npages, 0);
   // Populated now, like the buffer's other staging: the engine's memory is fixed from the
-  // start, so a budget measured on a short run holds for a long one (at most 4 MiB).
-  run_pages_ = std::clamp<size_t>(par_.npages / (kReadRuns * kRunStagingShare), 1, kMaxReadRun);
-  void* rs = mmap(nullptr, kReadRuns * run_pages_ * page_size_, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (rs == MAP_FAILED) return fail(errno, "cannot allocate read-ahead staging: %s", std::strerror(errno));
-  run_staging_ = static_cast<char*>(rs);
-  runs_.resize(kReadRuns);
-  for (size_t i = kReadRuns; i-- > 0;) {
-    runs_[i].staging = run_staging_ + i * run_pages_ * page_size_;
-    runs_[i].slots.reserve(run_pages_);
-    runs_free_.push_back(static_cast<uint32_t>(i));
-  }
+  // start, so a budget measured on a short run holds for a long one.
+  const size_t run_staging = std::clamp<size_t>(par_.npages / kRunStagingShare, kMinRunStaging,
+                                                kMaxRunStagingBytes / page_size_);
+  if (int rc = run_staging_.init(run_staging, page_size_); rc < 0)
+    return fail(-rc, "cannot allocate read-ahead staging: %s", std::strerror(-rc));
+  runs_.resize(cfg_.io_depth);  // a run holds one of the io_depth reads in flight
+  for (size_t i = runs_.size(); i-- > 0;) runs_free_.push_back(static_cast<uint32_t>(i));
   st_.buffer_pages = par_.npages;
 
   uffd_ = uffd_open(&features_);
@@ -317,7 +314,6 @@ UffdEngine::~UffdEngine() {
   if (ctl_fd_ >= 0) close(ctl_fd_);
   if (uffd_ >= 0) close(uffd_);
   if (staging_) munmap(staging_, size_t(cfg_.io_depth) * page_size_);
-  if (run_staging_) munmap(run_staging_, kReadRuns * run_pages_ * page_size_);
 }
 
 void UffdEngine::wake_server() {
@@ -490,7 +486,10 @@ ssize_t UffdEngine::store_read(Region* r, size_t first_page, char* data, size_t 
 }
 
 // Read-ahead of `page` and the queued pages that follow it in the file, in one read.
-void UffdEngine::start_read_run(Region* r, size_t page) {
+// Returns false, doing nothing, when no staging page is free.
+bool UffdEngine::start_read_run(Region* r, size_t page) {
+  const StagingPool::Block block = run_staging_.find(kMaxReadRun);
+  if (block.pages == 0 || runs_free_.empty()) return false;
   const uint32_t idx = runs_free_.back();
   ReadRun& run = runs_[idx];
   run.region = r;
@@ -506,18 +505,21 @@ void UffdEngine::start_read_run(Region* r, size_t page) {
     run.slots.push_back(s);
     st_.prefetched++;
     // The next queued page joins the run if it is the next page of the file and not resident.
-    if (run.slots.size() == run_pages_ || prefetch_.empty() || policy_.free.len <= par_.reserve / 2) break;
+    if (run.slots.size() == block.pages || prefetch_.empty() || policy_.free.len <= par_.reserve / 2) break;
     const auto [id, next] = prefetch_.front();
     if (id != r->id || next != page + 1 || dmp_lookup(&policy_, key_of(r, next)) != DMP_NIL) break;
     prefetch_.pop_front();
     page = next;
   }
-  if (run.slots.empty()) return;
+  if (run.slots.empty()) return true;
   runs_free_.pop_back();
+  run.staging = block.first;
+  run_staging_.take(block.first, run.slots.size());
   reads_in_flight_++;
   r->loads++;
-  io_->push(IoOp{false, r->file.read_fd(), run.staging, run.slots.size() * page_size_,
+  io_->push(IoOp{false, r->file.read_fd(), run_staging_.at(block.first), run.slots.size() * page_size_,
                  r->file_offset + run.first_page * page_size_, kRunTag | idx});
+  return true;
 }
 
 void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
@@ -528,7 +530,8 @@ void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
   r->loads--;
   io_done_.notify_all();
   const size_t len = run.slots.size() * page_size_;
-  result = store_read(r, run.first_page, run.staging, len, result);
+  result = store_read(r, run.first_page, run_staging_.at(run.staging), len, result);
+  run_staging_.give(run.staging, run.slots.size());
   if (result < 0) {
     // Nobody asked for these pages: drop them and wake any thread waiting on one, whose
     // fault then reads the page itself and reports the error to it.
@@ -900,10 +903,10 @@ void UffdEngine::start_pending() {
     prefetch_.pop_front();
     auto it = by_id_.find(id);
     if (it == by_id_.end() || dmp_lookup(&policy_, key_of(it->second, page)) != DMP_NIL) continue;
-    if (!runs_free_.empty() && !it->second->fresh)  // (holes of fresh regions are zero-filled, not read)
-      start_read_run(it->second, page);
-    else
-      start_fill(it->second, page, false, 0, true);
+    // Holes of fresh regions are zero-filled, not read; with the staging pool full, single
+    // pages keep the I/O depth up (small buffers have little run staging).
+    Region* r = it->second;
+    if (r->fresh || !start_read_run(r, page)) start_fill(r, page, false, 0, true);
   }
   // Nothing can free a slot (every page dirty and unwritable): fail the waiters rather
   // than leave them hanging.
