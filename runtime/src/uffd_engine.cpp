@@ -9,7 +9,8 @@
 //             (write-protected unless the fault was a write, so first writes are seen: dirty
 //             tracking);
 //   demotion  a page pushed into the eviction queue loses its PTE, in bulk: one
-//             process_madvise(MADV_DONTNEED) per batch, the analogue of the bulk TLB flush;
+//             process_madvise(MADV_DONTNEED) per up to four eviction batches, the analogue
+//             of the bulk TLB flush;
 //             the page stays in the memfd, so a fault on it is a minor fault recovered with no I/O;
 //   leaving   pages leave the eviction queue in batches: dirty ones are written back (adjacent
 //             pages coalesced into one write), then freed with MADV_REMOVE;
@@ -241,6 +242,11 @@ class UffdEngine final : public Engine {
   uint64_t next_job_ = 1;
 
   std::vector<std::pair<uint32_t, uint64_t>> zap_list_;  // (slot, key) demoted, PTE still present
+  // Demoted pages are unmapped in batches of up to four eviction batches, at most half the
+  // eviction queue: every range unmapped costs a TLB shootdown here (see flush_zaps), and
+  // larger batches have fewer, longer ranges (BFS on storage: 10-15% faster than one
+  // eviction batch). A page touched before its unmap stays in the queue without a fault.
+  size_t zap_batch_ = 1;
   MadviseBatch zaps_;
   MadviseBatch frees_;
   std::vector<uint32_t> batch_;
@@ -265,6 +271,8 @@ int UffdEngine::start() {
   slot_job_.assign(par_.npages, 0);
   dmp_init(&policy_, &par_, pages_.data(), buckets_.data());
   batch_.resize(par_.batch);
+  // (A batch of one page stays single-page eviction: dimmap-opt's baseline.)
+  zap_batch_ = par_.batch == 1 ? 1 : std::clamp<size_t>(par_.evict_pages / 2, par_.batch, 4 * size_t(par_.batch));
   void* st = mmap(nullptr, size_t(cfg_.io_depth) * page_size_, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (st == MAP_FAILED) return fail(errno, "cannot allocate %u staging pages: %s", cfg_.io_depth, std::strerror(errno));
@@ -656,7 +664,7 @@ void UffdEngine::demote(uint32_t s) {
   if (s == DMP_NIL) return;
   pages_[s].flags |= F_ZAP;
   zap_list_.emplace_back(s, pages_[s].key);
-  if (zap_list_.size() >= par_.batch) flush_zaps();
+  if (zap_list_.size() >= zap_batch_) flush_zaps();
 }
 
 // One range per run of demoted pages, widened over gaps of pages that have no PTE, in page

@@ -84,6 +84,22 @@ TEST(Engine, VictimPagesAreRecoveredWithoutIo) {
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
 }
 
+// Demoted pages are unmapped several eviction batches at a time (each unmap call costs TLB
+// shootdowns): 1024 slots and batches of 16 make an eviction queue of 64 pages, unmapped 32
+// at a time.
+TEST(Engine, DemotedPagesAreUnmappedSeveralBatchesAtATime) {
+  const size_t pages = 4096;
+  TempFile f(pages);
+  Instance in(1024 * kPage, 0.0, 16);
+  const uint64_t* m = in.map(f, pages, PROT_READ);
+  for (size_t p = 0; p < pages; ++p) ASSERT_EQ(m[p * 512], pattern_word(p, 0, 0));
+  const dimmap_stats_t s = in.stats();
+  EXPECT_GE(s.evictions, pages - 1024);
+  EXPECT_LE(s.eviction_batches, s.evictions / 32 + 2) << "unmaps of one eviction batch each";
+  EXPECT_GE(s.eviction_batches, s.evictions / 32 - 2);
+  ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
+}
+
 // The bulk unmap widens its ranges over gaps between demoted pages only where the gap has no
 // mapping to keep: here every gap is a page still in the primary FIFO, and touching those
 // pages afterwards must not fault, while the demoted pages must.

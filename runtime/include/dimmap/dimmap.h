@@ -12,7 +12,7 @@
  * environment:
  *   DIMMAP_BUFFER        buffer size, e.g. 256M, 4G            (default 256M)
  *   DIMMAP_HOT_FRACTION  share of the buffer for hot pages     (default 0.75)
- *   DIMMAP_EVICT_BATCH   pages unmapped per bulk eviction       (default 64)
+ *   DIMMAP_EVICT_BATCH   pages per bulk eviction                (default 64)
  *   DIMMAP_ENGINE        uffd (user space) or kmod (dimmap.ko) (default uffd); kmod maps
  *                        /dev/dimmapN links of a loaded module, whose buffers are sized at
  *                        insmod time (DIMMAP_BUFFER is ignored there)
@@ -72,7 +72,7 @@ struct dimmap_config {
 	uint64_t buffer_bytes;   /* page buffer size; at least DIMMAP_MIN_BUFFER_PAGES pages */
 	double hot_fraction;     /* 0 <= f < 1: share of the buffer for the hot-page FIFO */
 	double evict_fraction;   /* 0 < f < 0.5: share of the buffer for the eviction queue */
-	unsigned evict_batch;    /* pages per bulk eviction (one unmap call, one TLB flush) */
+	unsigned evict_batch;    /* pages per bulk eviction (uffd engine: unmaps up to 4 batches at once) */
 	unsigned io_depth;       /* maximum reads + writes in flight */
 	int direct_io;           /* open the backing file with O_DIRECT when possible */
 	unsigned spin_us;        /* fault server polls this long before sleeping (0 = never spin) */

@@ -127,8 +127,8 @@ class DimmapOptimizations(LriotBase):
     name = "dimmap-opt"
     figure = "DI-MMAP 2015 Fig. 5"
     title = "DI-MMAP optimizations: bulk vs single-page eviction, uniform reads"
-    about = ("DI-MMAP read IOPS vs threads with pages leaving the buffer in batches of 64 (one bulk unmap "
-             "and TLB flush per batch, the default) and one at a time (DIMMAP_EVICT_BATCH=1, a TLB flush "
+    about = ("DI-MMAP read IOPS vs threads with pages leaving the buffer in batches of 64 (bulk unmaps "
+             "of up to four batches, the default) and one at a time (DIMMAP_EVICT_BATCH=1, a TLB flush "
              "per page). The paper's other lines (raw device vs file system, static vs dynamic page "
              "allocation) have no switch in this runtime.")
     x_log = True
