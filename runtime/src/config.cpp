@@ -49,6 +49,7 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
   cfg->io_depth = 128;
   cfg->direct_io = 1;
   cfg->spin_us = 50;
+  cfg->readahead_pages = 64;
   cfg->engine = DIMMAP_ENGINE_UFFD;
 
   if (const char* v = std::getenv("DIMMAP_BUFFER"); v && *v) {
@@ -65,6 +66,7 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
   if ((rc = env_unsigned("DIMMAP_EVICT_BATCH", &cfg->evict_batch)) < 0) return rc;
   if ((rc = env_unsigned("DIMMAP_IO_DEPTH", &cfg->io_depth)) < 0) return rc;
   if ((rc = env_unsigned("DIMMAP_SPIN_US", &cfg->spin_us)) < 0) return rc;
+  if ((rc = env_unsigned("DIMMAP_READAHEAD", &cfg->readahead_pages)) < 0) return rc;
   unsigned direct = 1;
   if ((rc = env_unsigned("DIMMAP_DIRECT_IO", &direct)) < 0) return rc;
   cfg->direct_io = direct != 0;
@@ -100,6 +102,8 @@ extern "C" int dimmap_config_validate(const struct dimmap_config* cfg) {
     return fail(EINVAL, "eviction batch %u must be between 1 and 1024 pages", cfg->evict_batch);
   if (cfg->io_depth < 1 || cfg->io_depth > 4096)
     return fail(EINVAL, "I/O depth %u must be between 1 and 4096", cfg->io_depth);
+  if (cfg->readahead_pages > 4096)
+    return fail(EINVAL, "read-ahead of %u pages is more than 4096", cfg->readahead_pages);
   if (cfg->engine != DIMMAP_ENGINE_UFFD && cfg->engine != DIMMAP_ENGINE_KMOD)
     return fail(EINVAL, "unknown engine %d", static_cast<int>(cfg->engine));
   if (std::memchr(cfg->perma, '\0', sizeof cfg->perma) == nullptr)

@@ -19,12 +19,13 @@ namespace dimmap::test {
 namespace {
 
 struct Instance {
-  explicit Instance(uint64_t buffer_bytes, double hot = 0.75, unsigned batch = 16) {
+  explicit Instance(uint64_t buffer_bytes, double hot = 0.75, unsigned batch = 16, unsigned readahead = 64) {
     dimmap_config cfg;
     EXPECT_EQ(dimmap_config_init(&cfg), 0);
     cfg.buffer_bytes = buffer_bytes;
     cfg.hot_fraction = hot;
     cfg.evict_batch = batch;
+    cfg.readahead_pages = readahead;
     EXPECT_EQ(dimmap_instance_create(&cfg, &inst), 0) << dimmap_last_error();
   }
   ~Instance() { EXPECT_EQ(dimmap_instance_destroy(inst), 0) << dimmap_last_error(); }
@@ -71,7 +72,8 @@ TEST(Engine, ReadsReturnFileContentsThroughASmallBuffer) {
 TEST(Engine, VictimPagesAreRecoveredWithoutIo) {
   const size_t pages = 1024;
   TempFile f(pages);
-  Instance in(64 * kPage, 0.0, 4);  // no hot FIFO: a plain FIFO with an eviction queue
+  // No hot FIFO, no read-ahead: a plain FIFO with an eviction queue, a page per miss.
+  Instance in(64 * kPage, 0.0, 4, 0);
   const uint64_t* m = in.map(f, pages, PROT_READ);
   // Touch pages in a loop slightly larger than the mapped part of the buffer: each page is
   // demoted to the eviction queue just before it is touched again.
@@ -90,7 +92,7 @@ TEST(Engine, VictimPagesAreRecoveredWithoutIo) {
 TEST(Engine, DemotedPagesAreUnmappedSeveralBatchesAtATime) {
   const size_t pages = 4096;
   TempFile f(pages);
-  Instance in(1024 * kPage, 0.0, 16);
+  Instance in(1024 * kPage, 0.0, 16, 0);  // no read-ahead: every page a fault
   const uint64_t* m = in.map(f, pages, PROT_READ);
   for (size_t p = 0; p < pages; ++p) ASSERT_EQ(m[p * 512], pattern_word(p, 0, 0));
   const dimmap_stats_t s = in.stats();
@@ -120,6 +122,91 @@ TEST(Engine, BulkUnmapSparesMappedPagesBetweenVictims) {
   EXPECT_EQ(in.stats().faults, faults + 8) << "demoted pages keep no mapping";
   expect_consistent(in.stats());
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
+}
+
+// Sequential read-ahead: faults on consecutive pages read the following pages in growing
+// windows, so a sweep misses on a few pages only; with read-ahead off, on every page.
+TEST(Engine, SequentialFaultsReadAhead) {
+  const size_t pages = 4096;
+  TempFile f(pages);
+  for (unsigned readahead : {64u, 0u}) {
+    Instance in(1024 * kPage, 0.75, 16, readahead);
+    const uint64_t* m = in.map(f, pages, PROT_READ);
+    for (size_t p = 0; p < pages; ++p) ASSERT_EQ(m[p * 512 + 3], pattern_word(p, 3, 0)) << "page " << p;
+    const dimmap_stats_t s = in.stats();
+    if (readahead) {
+      EXPECT_LT(s.misses, pages / 16) << "a sweep should be read ahead";
+      EXPECT_GT(s.prefetched, pages - pages / 16);
+    } else {
+      EXPECT_EQ(s.misses, pages);
+      EXPECT_EQ(s.prefetched, 0u);
+    }
+    expect_consistent(s);
+    ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
+  }
+}
+
+// Faults that never follow their predecessor page read no page ahead (DI-MMAP's random access).
+TEST(Engine, NonSequentialFaultsDoNotReadAhead) {
+  const size_t pages = 4096;
+  TempFile f(pages);
+  Instance in(1024 * kPage);
+  const uint64_t* m = in.map(f, pages, PROT_READ);
+  for (size_t i = 0; i < pages; ++i) {
+    const size_t p = i * 97 % pages;  // successive pages 97 apart
+    ASSERT_EQ(m[p * 512], pattern_word(p, 0, 0)) << "page " << p;
+  }
+  const dimmap_stats_t s = in.stats();
+  EXPECT_EQ(s.prefetched, 0u);
+  EXPECT_EQ(s.misses, pages);
+  ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
+}
+
+// A pass that rewrites what it reads (bwa's BWT construction): once the stream writes, its
+// windows are mapped writable instead of taking a write-protect fault per page, and every
+// write must still reach the file. Then a write stream into a hole (a fresh scratch file).
+TEST(Engine, ReadAheadOfAWritingStreamKeepsEveryWrite) {
+  const size_t pages = 2048;
+  TempFile f(pages);
+  {
+    Instance in(256 * kPage);
+    uint64_t* m = in.map(f, pages);
+    for (size_t p = 0; p < pages; ++p) m[p * 512 + 7] = m[p * 512 + 7] ^ pattern_word(p, 7, 0) ^ pattern_word(p, 7, 1);
+    const dimmap_stats_t s = in.stats();
+    EXPECT_LT(s.write_faults, pages / 8) << "the stream's pages were mapped write-protected";
+    EXPECT_LT(s.misses, pages / 8);
+    expect_consistent(s);
+    ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
+  }
+  for (size_t p = 0; p < pages; ++p) {
+    ASSERT_EQ(f.word_on_disk(p, 7), pattern_word(p, 7, 1)) << "page " << p;
+    ASSERT_EQ(f.word_on_disk(p, 8), pattern_word(p, 8, 0)) << "page " << p;
+  }
+
+  char path[] = "/var/tmp/dimmap-sparse-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  ASSERT_EQ(ftruncate(fd, pages * kPage), 0);
+  {
+    Instance in(256 * kPage);
+    auto* m = static_cast<uint64_t*>(
+        dimmap_instance_mmap(in.inst, nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    ASSERT_NE(m, MAP_FAILED);
+    for (size_t p = 0; p < pages; ++p) m[p * 512 + 1] = pattern_word(p, 1, 2);
+    const dimmap_stats_t s = in.stats();
+    EXPECT_LT(s.write_faults, pages / 8) << "zero-filled ahead but write-protected";
+    EXPECT_GT(s.prefetched, 0u);
+    expect_consistent(s);
+    ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
+  }
+  for (size_t p = 0; p < pages; ++p) {
+    uint64_t v[2] = {1, 1};
+    ASSERT_EQ(pread(fd, v, 16, static_cast<off_t>(p * kPage)), 16);
+    ASSERT_EQ(v[0], 0u) << "page " << p;
+    ASSERT_EQ(v[1], pattern_word(p, 1, 2)) << "page " << p;
+  }
+  close(fd);
 }
 
 TEST(Engine, WritesReachTheFileOnMsyncAndMunmap) {
@@ -311,7 +398,7 @@ TEST(Engine, SystemCallsReadAndWriteMappedMemory) {
 TEST(Engine, InstancesHaveIndependentBuffers) {
   const size_t pages = 512;
   TempFile a(pages, "dimmap-a"), b(pages, "dimmap-b");
-  Instance small(32 * kPage), large(1024 * kPage);
+  Instance small(32 * kPage, 0.75, 16, 0), large(1024 * kPage, 0.75, 16, 0);  // a page per miss
   const uint64_t* ma = small.map(a, pages, PROT_READ);
   const uint64_t* mb = large.map(b, pages, PROT_READ);
   for (int round = 0; round < 2; ++round)

@@ -61,6 +61,7 @@ double seconds_per_miss(const char* perma, int fd, size_t pages) {
   dimmap_config cfg;
   EXPECT_EQ(dimmap_config_init(&cfg), 0);
   cfg.buffer_bytes = 64 * 4096;
+  cfg.readahead_pages = 0;  // every page a miss
   std::snprintf(cfg.perma, sizeof cfg.perma, "%s", perma);
   dimmap_instance* inst = nullptr;
   EXPECT_EQ(dimmap_instance_create(&cfg, &inst), 0) << dimmap_last_error();

@@ -20,6 +20,8 @@
  *   DIMMAP_IO_DEPTH      reads and writes in flight per buffer  (default 128)
  *   DIMMAP_DIRECT_IO     1 = O_DIRECT on the backing file       (default 1)
  *   DIMMAP_SPIN_US       fault server busy-polls this long before sleeping (default 50)
+ *   DIMMAP_READAHEAD     uffd: most pages read ahead of a run of faults on consecutive pages
+ *                        (default 64; 0 = only the faulting page, as the DI-MMAP paper)
  *   DIMMAP_PERMA         NVRAM latency model: lcurr|lnxt1|lnxt2|lnxt3|sim-opt|vm-disk or D,R,P,E,C
  *   DIMMAP_LOG           error|warn|info|debug                 (default warn)
  */
@@ -58,7 +60,7 @@ struct dimmap_stats {
 	uint64_t resident_pages;   /* pages holding data now (all queues) */
 	uint64_t dirty_pages;      /* resident pages not yet written back */
 	uint64_t zero_fills;       /* misses on never-written pages of a sparse file: no read */
-	uint64_t prefetched;       /* pages read ahead by dimmap_prefetch (not faults) */
+	uint64_t prefetched;       /* pages read ahead (dimmap_prefetch, sequential faults), not faults */
 };
 /* The function dimmap_stats() hides the struct tag in C++: use this name there. */
 typedef struct dimmap_stats dimmap_stats_t;
@@ -76,6 +78,7 @@ struct dimmap_config {
 	unsigned io_depth;       /* maximum reads + writes in flight */
 	int direct_io;           /* open the backing file with O_DIRECT when possible */
 	unsigned spin_us;        /* fault server polls this long before sleeping (0 = never spin) */
+	unsigned readahead_pages; /* uffd: read-ahead window of sequential faults, at most (0 = off) */
 	enum dimmap_engine engine;
 	char perma[64];          /* latency model: preset name or "D,R,P,E,C"; "" = none */
 };
