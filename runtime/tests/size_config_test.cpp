@@ -44,7 +44,7 @@ TEST(FormatSize, RoundTripsCommonSizes) {
 class EnvTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name : {"DIMMAP_BUFFER", "DIMMAP_HOT_FRACTION", "DIMMAP_ENGINE", "DIMMAP_EVICT_BATCH"})
+    for (const char* name : {"DIMMAP_BUFFER", "DIMMAP_HOT_FRACTION", "DIMMAP_ENGINE", "DIMMAP_EVICT_BATCH", "DIMMAP_READAHEAD"})
       unsetenv(name);
   }
 };
@@ -55,14 +55,17 @@ TEST_F(EnvTest, DefaultsFollowThePapers) {
   EXPECT_EQ(cfg.buffer_bytes, 256ull << 20);
   EXPECT_DOUBLE_EQ(cfg.hot_fraction, 0.75);
   EXPECT_EQ(cfg.engine, DIMMAP_ENGINE_UFFD);
+  EXPECT_EQ(cfg.readahead_pages, 64u);
 }
 
 TEST_F(EnvTest, EnvironmentOverridesDefaults) {
   setenv("DIMMAP_BUFFER", "64M", 1);
   setenv("DIMMAP_HOT_FRACTION", "0.5", 1);
   setenv("DIMMAP_EVICT_BATCH", "32", 1);
+  setenv("DIMMAP_READAHEAD", "0", 1);
   dimmap_config cfg;
   ASSERT_EQ(dimmap_config_init(&cfg), 0);
+  EXPECT_EQ(cfg.readahead_pages, 0u);
   EXPECT_EQ(cfg.buffer_bytes, 64ull << 20);
   EXPECT_DOUBLE_EQ(cfg.hot_fraction, 0.5);
   EXPECT_EQ(cfg.evict_batch, 32u);
@@ -80,6 +83,13 @@ TEST_F(EnvTest, BadEnvironmentIsRejectedByName) {
   setenv("DIMMAP_ENGINE", "magic", 1);
   EXPECT_EQ(dimmap_config_init(&cfg), -EINVAL);
   EXPECT_NE(std::string(dimmap_last_error()).find("DIMMAP_ENGINE"), std::string::npos);
+  unsetenv("DIMMAP_ENGINE");
+  setenv("DIMMAP_READAHEAD", "many", 1);
+  EXPECT_EQ(dimmap_config_init(&cfg), -EINVAL);
+  EXPECT_NE(std::string(dimmap_last_error()).find("DIMMAP_READAHEAD"), std::string::npos);
+  setenv("DIMMAP_READAHEAD", "5000", 1);
+  EXPECT_EQ(dimmap_config_init(&cfg), -EINVAL);
+  EXPECT_NE(std::string(dimmap_last_error()).find("read-ahead"), std::string::npos);
 }
 
 TEST_F(EnvTest, TinyBufferIsRejected) {
