@@ -82,6 +82,20 @@ constexpr size_t kRunStagingShare = 16;
 constexpr size_t kMinRunStaging = 16;
 constexpr size_t kMaxRunStagingBytes = 4u << 20;
 constexpr size_t kMinReadAhead = 4;  // pages in a stream's first read-ahead window
+constexpr size_t kStreamsPerRegion = 4;  // sequential streams followed at once in one mapping
+
+// A run of faults on consecutive pages of a mapping, read ahead (see UffdEngine::note_miss).
+struct Stream {
+  size_t next = kNoPage;    // a miss on this page continues the stream
+  size_t end = 0;           // first page after the last window queued
+  size_t window = 0;        // pages in that window (0: none queued yet)
+  size_t marker = kNoPage;  // page read ahead but left unmapped: its first touch queues the next window
+  bool writes = false;      // the stream writes what it reads
+  uint64_t used = 0;        // last miss or touch (the least recently used stream is replaced)
+  // In the last two windows: queued and maybe not read yet (free slots go to faults first),
+  // and a later window is queued before the rest of an earlier one.
+  bool covers(size_t page) const { return window && page < end && page + 2 * window >= end; }
+};
 constexpr auto kWriteRetryInterval = std::chrono::milliseconds(100);  // while storage refuses writes
 
 struct Region {
@@ -102,15 +116,15 @@ struct Region {
   unsigned loads = 0;     // reads in flight
   unsigned writes = 0;    // writebacks queued or in flight (eviction or sync)
   std::set<uint64_t> live_jobs;  // ids of those writebacks, oldest first
-  // Sequential read-ahead (see UffdEngine::note_miss): one stream per mapping.
-  size_t seq_next = kNoPage;  // a miss on this page continues the stream
-  size_t ra_end = 0;          // first page after the last window queued
-  size_t ra_window = 0;       // pages in that window (0: no stream)
-  size_t ra_marker = kNoPage; // page read ahead but left unmapped: its first touch queues the next window
-  // The stream writes the pages it reads: pages are mapped writable (and count as dirty)
+  Stream streams[kStreamsPerRegion];
+  // Pages of a stream that writes what it reads are mapped writable (and count as dirty)
   // instead of write-protected, sparing a write-protect fault per page.
-  bool ra_write = false;
-  bool write_protect() const { return writable && track_dirty && !ra_write; }
+  bool write_protect(size_t page) const {
+    if (!writable || !track_dirty) return false;
+    for (const Stream& st : streams)
+      if (st.writes && st.covers(page)) return false;
+    return true;
+  }
   int write_error = 0;    // first failed writeback since the last msync/munmap (errno)
   bool closing = false;
 };
@@ -188,13 +202,9 @@ class UffdEngine final : public Engine {
   void start_pending();
   void release_slot(uint32_t slot);
   void note_miss(Region* r, size_t page, bool write);
-  void read_ahead(Region* r, size_t first);
+  void read_ahead(Region* r, Stream& st, size_t first);
   void touch(Region* r, size_t page);
   bool held_back(const Region* r, uint32_t slot) const;
-  // In the stream's last two windows (a later window is queued before the rest of an earlier one).
-  static bool in_stream(const Region* r, size_t page) {
-    return r->ra_window && page < r->ra_end && page + 2 * r->ra_window >= r->ra_end;
-  }
   void flush_frees();
 
   // ---- helpers ----
@@ -244,6 +254,7 @@ class UffdEngine final : public Engine {
   // dimmap_prefetch requests: read ahead after the faults, while slots and I/O are spare.
   std::deque<std::pair<uint32_t, size_t>> prefetch_;  // (region id, page)
   size_t ra_max_ = 0;  // largest sequential read-ahead window, pages (0 = off)
+  uint64_t ra_clock_ = 0;  // orders Stream::used
   unsigned reads_in_flight_ = 0;
   unsigned writes_in_flight_ = 0;
   std::unordered_map<uint64_t, WriteJob> jobs_;
@@ -471,8 +482,9 @@ void UffdEngine::handle_fault(const struct uffd_msg& msg) {
 
 void UffdEngine::handle_write_protect_fault(Region* r, size_t page, char* addr) {
   st_.write_faults++;
-  // A first write into the stream's last two windows: the stream rewrites what it reads.
-  if (in_stream(r, page)) r->ra_write = true;
+  // A first write into a stream's last two windows: the stream rewrites what it reads.
+  for (Stream& st : r->streams)
+    if (st.covers(page)) st.writes = true;
   const uint32_t s = dmp_lookup(&policy_, key_of(r, page));
   if (s != DMP_NIL) pages_[s].flags |= F_DIRTY | F_WRITABLE;
   if (int rc = uffd_writeprotect(uffd_, addr, page_size_, false); rc < 0 && rc != -ENOENT)
@@ -590,7 +602,6 @@ void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
 // Maps adjacent loaded pages with one UFFDIO_CONTINUE (waking their waiters); pages a
 // write fault waits for, and any trouble, go through map_page one by one.
 void UffdEngine::map_run(Region* r, const std::vector<uint32_t>& slots) {
-  const bool wp = r->write_protect();
   for (size_t i = 0, j; i < slots.size(); i = j) {
     if (held_back(r, slots[i])) {
       j = i + 1;
@@ -599,6 +610,7 @@ void UffdEngine::map_run(Region* r, const std::vector<uint32_t>& slots) {
     for (j = i; j < slots.size() && !(pages_[slots[j]].flags & F_LOAD_WRITE) && !held_back(r, slots[j]); ++j) {
     }
     // [i, j): pages only read ahead, mapped together (write-protected to track first writes)
+    const bool wp = r->write_protect(page_of_slot(slots[i]));
     if (j - i > 1 && uffd_continue(uffd_, app_addr(slots[i]), (j - i) * page_size_, wp) == 0) {
       if (r->writable && !wp)
         for (size_t k = i; k < j; ++k) pages_[slots[k]].flags |= F_DIRTY | F_WRITABLE;
@@ -653,7 +665,7 @@ void UffdEngine::finish_read(uint32_t s, ssize_t result) {
 void UffdEngine::map_page(Region* r, uint32_t s, bool write_fault) {
   char* addr = r->addr + page_of_slot(s) * page_size_;
   uint8_t& flags = pages_[s].flags;
-  bool wp = r->write_protect() && !write_fault && !(flags & F_DIRTY);
+  bool wp = r->write_protect(page_of_slot(s)) && !write_fault && !(flags & F_DIRTY);
   int rc = uffd_continue(uffd_, addr, page_size_, wp);
   if (rc == -EINVAL && wp) {
     // Kernel without UFFDIO_CONTINUE_MODE_WP (< 6.4): stop tracking first writes; every
@@ -746,54 +758,67 @@ bool UffdEngine::unmapped(const Region* r, size_t first, size_t end) const {
 // Sequential read-ahead. DI-MMAP reads only the page that faulted, which suits random access;
 // a pass over a file (a scan, a read-modify-write sweep) then waits for one read per page
 // (39 MiB/s against 620 with read-ahead, one thread sweeping a file 16x its buffer). A miss on
-// the page after the previous miss, or on the first page after the last window, makes a
-// stream: the pages after it are queued for read-ahead (runs of one read each), the window
-// doubling from kMinReadAhead up to ra_max_. The page halfway through a window is left
-// unmapped, resident: the first touch of it is a minor fault that queues the next window
+// the page after an earlier miss, or on the first page after a stream's last window, makes or
+// continues a stream: the pages after it are queued for read-ahead (runs of one read each),
+// the window doubling from kMinReadAhead up to ra_max_. The page halfway through a window is
+// left unmapped, resident: the first touch of it is a minor fault that queues the next window
 // while the application reads the second half, as Linux's PG_readahead mark does (pages
-// mapped in the buffer are otherwise touched without the engine seeing it). A miss in the
-// stream's last two windows (queued, not read yet: free slots go to faults first) keeps it.
+// mapped in the buffer are otherwise touched without the engine seeing it). A mapping follows
+// up to kStreamsPerRegion streams at once (a pass that reads one part of a file and writes
+// another, threads sweeping their own parts); a miss no stream expects replaces the least
+// recently used one.
 void UffdEngine::note_miss(Region* r, size_t page, bool write) {
   if (ra_max_ == 0) return;
-  if (page == r->seq_next) {
-    r->ra_write |= write;
-    read_ahead(r, page + 1);
-  } else if (in_stream(r, page)) {
-    r->ra_write |= write;  // queued, not read yet (free slots go to faults first): same stream
-  } else {
-    r->ra_window = 0;
-    r->seq_next = page + 1;
-    r->ra_write = false;
+  for (Stream& st : r->streams) {
+    if (page != st.next && !st.covers(page)) continue;
+    st.used = ++ra_clock_;
+    st.writes |= write;
+    if (page == st.next) read_ahead(r, st, page + 1);
+    return;
   }
+  // Maybe the start of a stream: it takes the place of the least recently used one.
+  Stream& st = *std::min_element(std::begin(r->streams), std::end(r->streams),
+                                 [](const Stream& a, const Stream& b) { return a.used < b.used; });
+  st = Stream{};
+  st.next = page + 1;
+  st.writes = write;
+  st.used = ++ra_clock_;
 }
 
-void UffdEngine::read_ahead(Region* r, size_t first) {
-  const size_t window = std::clamp(2 * r->ra_window, kMinReadAhead, ra_max_);
+void UffdEngine::read_ahead(Region* r, Stream& st, size_t first) {
+  const size_t window = std::clamp(2 * st.window, kMinReadAhead, ra_max_);
   const size_t end = std::min(r->npages, first + window);
-  r->ra_window = window;
-  r->ra_end = end;
-  r->seq_next = end;
-  r->ra_marker = kNoPage;
+  st.window = window;
+  st.end = end;
+  st.next = end;
+  st.marker = kNoPage;
   // Queued in page order at the front: a stream's window goes before older dimmap_prefetch work.
   const size_t half = first + window / 2;
   for (size_t page = end; page-- > first;) {
     if (dmp_lookup(&policy_, key_of(r, page)) != DMP_NIL) continue;
     prefetch_.emplace_front(r->id, page);
-    if (page >= half) r->ra_marker = page;  // the first page queued in the second half
+    if (page >= half) st.marker = page;  // the first page queued in the second half
   }
 }
 
-// Any fault on `page` (a miss, a wait for a read, a minor fault): if it is the held-back page
-// of the stream, the application has come halfway through the window: queue the next one.
+// Any fault on `page` (a miss, a wait for a read, a minor fault): if it is a stream's
+// held-back page, the application has come halfway through the window: queue the next one.
 void UffdEngine::touch(Region* r, size_t page) {
-  if (page != r->ra_marker) return;
-  r->ra_marker = kNoPage;
-  if (r->ra_window) read_ahead(r, r->ra_end);
+  for (Stream& st : r->streams) {
+    if (page != st.marker) continue;
+    st.marker = kNoPage;
+    st.used = ++ra_clock_;
+    if (st.window) read_ahead(r, st, st.end);
+  }
 }
 
-// A page read ahead is not mapped if it is the stream's marker (see note_miss).
+// A page read ahead is not mapped if it is a stream's marker (see note_miss).
 bool UffdEngine::held_back(const Region* r, uint32_t s) const {
-  return page_of_slot(s) == r->ra_marker && !(pages_[s].flags & F_LOAD_WRITE);
+  if (pages_[s].flags & F_LOAD_WRITE) return false;
+  const size_t page = page_of_slot(s);
+  for (const Stream& st : r->streams)
+    if (page == st.marker) return true;
+  return false;
 }
 
 // Keeps a reserve of free slots: pages leave the eviction queue in batches.

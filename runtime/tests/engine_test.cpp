@@ -146,6 +146,27 @@ TEST(Engine, SequentialFaultsReadAhead) {
   }
 }
 
+// A pass that reads one half of a file and writes the other (a merge): two streams in one
+// mapping, followed at once; every write reaches the file.
+TEST(Engine, InterleavedStreamsAreReadAheadTogether) {
+  const size_t pages = 4096, half = pages / 2;
+  TempFile f(pages);
+  {
+    Instance in(512 * kPage);
+    uint64_t* m = in.map(f, pages);
+    for (size_t p = 0; p < half; ++p) m[(half + p) * 512 + 2] = m[p * 512 + 2] ^ 1;
+    const dimmap_stats_t s = in.stats();
+    EXPECT_LT(s.misses, pages / 16) << "the two streams were not read ahead";
+    EXPECT_LT(s.write_faults, pages / 16) << "the writing stream's pages were mapped write-protected";
+    expect_consistent(s);
+    ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
+  }
+  for (size_t p = 0; p < half; ++p) {
+    ASSERT_EQ(f.word_on_disk(p, 2), pattern_word(p, 2, 0)) << "page " << p;
+    ASSERT_EQ(f.word_on_disk(half + p, 2), pattern_word(p, 2, 0) ^ 1) << "page " << half + p;
+  }
+}
+
 // Faults that never follow their predecessor page read no page ahead (DI-MMAP's random access).
 TEST(Engine, NonSequentialFaultsDoNotReadAhead) {
   const size_t pages = 4096;
@@ -307,7 +328,10 @@ TEST(Engine, HolesOfASparseFileAreFilledWithoutReading) {
   ASSERT_NE(m, MAP_FAILED);
   for (size_t p = 0; p < pages; ++p) ASSERT_EQ(m[p * 512 + 3], 0u);
   dimmap_stats_t s = in.stats();
-  EXPECT_EQ(s.zero_fills, pages);
+  // Every page once, a few twice: read ahead, then pushed out of this small buffer before
+  // they were touched.
+  EXPECT_GE(s.zero_fills, pages);
+  EXPECT_LE(s.zero_fills, pages + pages / 8);
   EXPECT_EQ(s.bytes_read, 0u);
   // Written pages go to the file when evicted and come back from it, not as zeros.
   for (size_t p = 0; p < pages; ++p) m[p * 512 + 3] = pattern_word(p, 3, 1);
