@@ -90,7 +90,6 @@ struct Stream {
   size_t end = 0;           // first page after the last window queued
   size_t window = 0;        // pages in that window (0: none queued yet)
   size_t marker = kNoPage;  // page read ahead but left unmapped: its first touch queues the next window
-  bool writes = false;      // the stream writes what it reads
   uint64_t used = 0;        // last miss or touch (the least recently used stream is replaced)
   // In the last two windows: queued and maybe not read yet (free slots go to faults first),
   // and a later window is queued before the rest of an earlier one.
@@ -117,14 +116,6 @@ struct Region {
   unsigned writes = 0;    // writebacks queued or in flight (eviction or sync)
   std::set<uint64_t> live_jobs;  // ids of those writebacks, oldest first
   Stream streams[kStreamsPerRegion];
-  // Pages of a stream that writes what it reads are mapped writable (and count as dirty)
-  // instead of write-protected, sparing a write-protect fault per page.
-  bool write_protect(size_t page) const {
-    if (!writable || !track_dirty) return false;
-    for (const Stream& st : streams)
-      if (st.writes && st.covers(page)) return false;
-    return true;
-  }
   int write_error = 0;    // first failed writeback since the last msync/munmap (errno)
   bool closing = false;
 };
@@ -201,7 +192,7 @@ class UffdEngine final : public Engine {
   void evict();
   void start_pending();
   void release_slot(uint32_t slot);
-  void note_miss(Region* r, size_t page, bool write);
+  void note_miss(Region* r, size_t page);
   void read_ahead(Region* r, Stream& st, size_t first);
   void touch(Region* r, size_t page);
   bool held_back(const Region* r, uint32_t slot) const;
@@ -455,7 +446,7 @@ void UffdEngine::handle_fault(const struct uffd_msg& msg) {
   const uint32_t s = dmp_lookup(&policy_, key_of(r, page));
   if (s == DMP_NIL) {
     start_fill(r, page, write, tid);
-    note_miss(r, page, write);
+    note_miss(r, page);
     return;
   }
   switch (pages_[s].state) {
@@ -482,9 +473,6 @@ void UffdEngine::handle_fault(const struct uffd_msg& msg) {
 
 void UffdEngine::handle_write_protect_fault(Region* r, size_t page, char* addr) {
   st_.write_faults++;
-  // A first write into a stream's last two windows: the stream rewrites what it reads.
-  for (Stream& st : r->streams)
-    if (st.covers(page)) st.writes = true;
   const uint32_t s = dmp_lookup(&policy_, key_of(r, page));
   if (s != DMP_NIL) pages_[s].flags |= F_DIRTY | F_WRITABLE;
   if (int rc = uffd_writeprotect(uffd_, addr, page_size_, false); rc < 0 && rc != -ENOENT)
@@ -602,6 +590,7 @@ void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
 // Maps adjacent loaded pages with one UFFDIO_CONTINUE (waking their waiters); pages a
 // write fault waits for, and any trouble, go through map_page one by one.
 void UffdEngine::map_run(Region* r, const std::vector<uint32_t>& slots) {
+  const bool wp = r->writable && r->track_dirty;
   for (size_t i = 0, j; i < slots.size(); i = j) {
     if (held_back(r, slots[i])) {
       j = i + 1;
@@ -610,7 +599,6 @@ void UffdEngine::map_run(Region* r, const std::vector<uint32_t>& slots) {
     for (j = i; j < slots.size() && !(pages_[slots[j]].flags & F_LOAD_WRITE) && !held_back(r, slots[j]); ++j) {
     }
     // [i, j): pages only read ahead, mapped together (write-protected to track first writes)
-    const bool wp = r->write_protect(page_of_slot(slots[i]));
     if (j - i > 1 && uffd_continue(uffd_, app_addr(slots[i]), (j - i) * page_size_, wp) == 0) {
       if (r->writable && !wp)
         for (size_t k = i; k < j; ++k) pages_[slots[k]].flags |= F_DIRTY | F_WRITABLE;
@@ -665,7 +653,7 @@ void UffdEngine::finish_read(uint32_t s, ssize_t result) {
 void UffdEngine::map_page(Region* r, uint32_t s, bool write_fault) {
   char* addr = r->addr + page_of_slot(s) * page_size_;
   uint8_t& flags = pages_[s].flags;
-  bool wp = r->write_protect(page_of_slot(s)) && !write_fault && !(flags & F_DIRTY);
+  bool wp = r->writable && r->track_dirty && !write_fault && !(flags & F_DIRTY);
   int rc = uffd_continue(uffd_, addr, page_size_, wp);
   if (rc == -EINVAL && wp) {
     // Kernel without UFFDIO_CONTINUE_MODE_WP (< 6.4): stop tracking first writes; every
@@ -767,12 +755,11 @@ bool UffdEngine::unmapped(const Region* r, size_t first, size_t end) const {
 // up to kStreamsPerRegion streams at once (a pass that reads one part of a file and writes
 // another, threads sweeping their own parts); a miss no stream expects replaces the least
 // recently used one.
-void UffdEngine::note_miss(Region* r, size_t page, bool write) {
+void UffdEngine::note_miss(Region* r, size_t page) {
   if (ra_max_ == 0) return;
   for (Stream& st : r->streams) {
     if (page != st.next && !st.covers(page)) continue;
     st.used = ++ra_clock_;
-    st.writes |= write;
     if (page == st.next) read_ahead(r, st, page + 1);
     return;
   }
@@ -781,7 +768,6 @@ void UffdEngine::note_miss(Region* r, size_t page, bool write) {
                                  [](const Stream& a, const Stream& b) { return a.used < b.used; });
   st = Stream{};
   st.next = page + 1;
-  st.writes = write;
   st.used = ++ra_clock_;
 }
 

@@ -157,7 +157,6 @@ TEST(Engine, InterleavedStreamsAreReadAheadTogether) {
     for (size_t p = 0; p < half; ++p) m[(half + p) * 512 + 2] = m[p * 512 + 2] ^ 1;
     const dimmap_stats_t s = in.stats();
     EXPECT_LT(s.misses, pages / 16) << "the two streams were not read ahead";
-    EXPECT_LT(s.write_faults, pages / 16) << "the writing stream's pages were mapped write-protected";
     expect_consistent(s);
     ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
   }
@@ -183,24 +182,32 @@ TEST(Engine, NonSequentialFaultsDoNotReadAhead) {
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
 }
 
-// A pass that rewrites what it reads (bwa's BWT construction): once the stream writes, its
-// windows are mapped writable instead of taking a write-protect fault per page, and every
-// write must still reach the file. Then a write stream into a hole (a fresh scratch file).
-TEST(Engine, ReadAheadOfAWritingStreamKeepsEveryWrite) {
+// Pages read ahead are mapped write-protected like any other: a page is written back only if
+// it was written. (Counting a stream's pages dirty to spare the write-protect faults wrote
+// back pages it had only read, over the writes of another process: LRIOT lost updates.)
+// A pass reads every page and rewrites the even ones; then a write stream into a hole.
+TEST(Engine, ReadAheadPagesAreWrittenBackOnlyIfWritten) {
   const size_t pages = 2048;
   TempFile f(pages);
   {
     Instance in(256 * kPage);
     uint64_t* m = in.map(f, pages);
-    for (size_t p = 0; p < pages; ++p) m[p * 512 + 7] = m[p * 512 + 7] ^ pattern_word(p, 7, 0) ^ pattern_word(p, 7, 1);
-    const dimmap_stats_t s = in.stats();
-    EXPECT_LT(s.write_faults, pages / 8) << "the stream's pages were mapped write-protected";
-    EXPECT_LT(s.misses, pages / 8);
+    uint64_t sum = 0;
+    for (size_t p = 0; p < pages; ++p) {
+      sum += m[p * 512 + 7];
+      if (p % 2 == 0) m[p * 512 + 7] ^= pattern_word(p, 7, 0) ^ pattern_word(p, 7, 1);
+    }
+    EXPECT_NE(sum, 0u);
+    dimmap_stats_t s = in.stats();
+    EXPECT_LT(s.misses, pages / 8) << "the pass was not read ahead";
+    EXPECT_EQ(s.write_faults, pages / 2) << "a first write was not seen";
     expect_consistent(s);
     ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
+    s = in.stats();
+    EXPECT_EQ(s.writebacks, pages / 2) << "pages only read were written back";
   }
   for (size_t p = 0; p < pages; ++p) {
-    ASSERT_EQ(f.word_on_disk(p, 7), pattern_word(p, 7, 1)) << "page " << p;
+    ASSERT_EQ(f.word_on_disk(p, 7), pattern_word(p, 7, p % 2 == 0 ? 1 : 0)) << "page " << p;
     ASSERT_EQ(f.word_on_disk(p, 8), pattern_word(p, 8, 0)) << "page " << p;
   }
 
@@ -216,7 +223,6 @@ TEST(Engine, ReadAheadOfAWritingStreamKeepsEveryWrite) {
     ASSERT_NE(m, MAP_FAILED);
     for (size_t p = 0; p < pages; ++p) m[p * 512 + 1] = pattern_word(p, 1, 2);
     const dimmap_stats_t s = in.stats();
-    EXPECT_LT(s.write_faults, pages / 8) << "zero-filled ahead but write-protected";
     EXPECT_GT(s.prefetched, 0u);
     expect_consistent(s);
     ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
