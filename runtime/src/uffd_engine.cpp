@@ -83,6 +83,7 @@ constexpr size_t kMinRunStaging = 16;
 constexpr size_t kMaxRunStagingBytes = 4u << 20;
 constexpr size_t kMinReadAhead = 4;  // pages in a stream's first read-ahead window
 constexpr size_t kStreamsPerRegion = 4;  // sequential streams followed at once in one mapping
+constexpr auto kWriteRetryInterval = std::chrono::milliseconds(100);  // while storage refuses writes
 
 // A run of faults on consecutive pages of a mapping, read ahead (see UffdEngine::note_miss).
 struct Stream {
@@ -95,7 +96,6 @@ struct Stream {
   // and a later window is queued before the rest of an earlier one.
   bool covers(size_t page) const { return window && page < end && page + 2 * window >= end; }
 };
-constexpr auto kWriteRetryInterval = std::chrono::milliseconds(100);  // while storage refuses writes
 
 struct Region {
   uint32_t id = 0;

@@ -23,14 +23,22 @@ inline bool tag_matches(uint64_t value, uint64_t page, uint64_t word) {
   return (value >> 24) == ((page << 16) | word);
 }
 
+// What a TempFile holds: pattern_word(page, word, 0) everywhere, or one hole (a sparse file,
+// like a fresh scratch file).
+enum class Fill { pattern, hole };
+
 // A file in a directory on disk (not tmpfs: O_DIRECT must work), removed at destruction.
 class TempFile {
  public:
-  explicit TempFile(size_t pages, const char* name = "dimmap-test") {
+  explicit TempFile(size_t pages, const char* name = "dimmap-test", Fill fill = Fill::pattern) {
     const char* dir = std::getenv("DIMMAP_TEST_DIR");
     path_ = std::string(dir && *dir ? dir : "/var/tmp") + "/" + name + "-XXXXXX";
     fd_ = mkstemp(path_.data());
     EXPECT_GE(fd_, 0) << path_;
+    if (fill == Fill::hole) {
+      EXPECT_EQ(ftruncate(fd_, static_cast<off_t>(pages * kPage)), 0) << path_;
+      return;
+    }
     std::vector<uint64_t> buf(kPage / 8);
     for (size_t p = 0; p < pages; ++p) {
       for (size_t w = 0; w < buf.size(); ++w) buf[w] = pattern_word(p, w, 0);
