@@ -116,6 +116,8 @@ struct Region {
   unsigned writes = 0;    // writebacks queued or in flight (eviction or sync)
   std::set<uint64_t> live_jobs;  // ids of those writebacks, oldest first
   Stream streams[kStreamsPerRegion];
+  // Pages are mapped write-protected until first written, so only written pages go back.
+  bool write_protects() const { return writable && track_dirty; }
   int write_error = 0;    // first failed writeback since the last msync/munmap (errno)
   bool closing = false;
 };
@@ -591,7 +593,7 @@ void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
 // Maps adjacent loaded pages with one UFFDIO_CONTINUE (waking their waiters); pages a
 // write fault waits for, and any trouble, go through map_page one by one.
 void UffdEngine::map_run(Region* r, const std::vector<uint32_t>& slots) {
-  const bool wp = r->writable && r->track_dirty;
+  const bool wp = r->write_protects();
   for (size_t i = 0, j; i < slots.size(); i = j) {
     if (held_back(r, slots[i])) {
       j = i + 1;
@@ -654,7 +656,7 @@ void UffdEngine::finish_read(uint32_t s, ssize_t result) {
 void UffdEngine::map_page(Region* r, uint32_t s, bool write_fault) {
   char* addr = r->addr + page_of_slot(s) * page_size_;
   uint8_t& flags = pages_[s].flags;
-  bool wp = r->writable && r->track_dirty && !write_fault && !(flags & F_DIRTY);
+  bool wp = r->write_protects() && !write_fault && !(flags & F_DIRTY);
   int rc = uffd_continue(uffd_, addr, page_size_, wp);
   if (rc == -EINVAL && wp) {
     // Kernel without UFFDIO_CONTINUE_MODE_WP (< 6.4): stop tracking first writes; every
@@ -1088,7 +1090,7 @@ int UffdEngine::map(void* hint, size_t length, int prot, int flags, int fd, off_
 
   std::unique_lock<std::mutex> lock(mu_);
   r->id = next_region_id_++;
-  if (int rc = uffd_register(uffd_, r->addr, r->length, r->writable && r->track_dirty); rc < 0) {
+  if (int rc = uffd_register(uffd_, r->addr, r->length, r->write_protects()); rc < 0) {
     lock.unlock();
     return cleanup(-rc, "cannot register with userfaultfd");
   }
