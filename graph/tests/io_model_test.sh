@@ -15,13 +15,14 @@ for v in 0 1 2 3 4 5 6; do echo "$v $((v + 1))"; done >"$work/path.txt"
 "$bin/bfs" --graph="$work/g" --source=0 --levels-out="$work/levels.txt" >/dev/null
 
 run() { "$model" --graph="$work/g" --levels="$work/levels.txt" --page-bytes=16 "$@"; }
+pages_per_level() { awk '$1 ~ /^[0-9]+$/ && NF == 5 {printf "%s:%s ", $1, $4}' <<<"$1"; }
 out=$(run --buffer=32 --bandwidth=160)
 echo "$out"
 grep -q "^graph: 8 vertices, 9 pages of 16 B (0.0 MiB), ids as-is" <<<"$out" || fail "graph size"
-[[ $(awk '$1 ~ /^[0-9]+$/ && NF == 5 {printf "%s:%s ", $1, $4}' <<<"$out") == "0:2 1:3 2:3 3:3 4:3 5:3 6:3 7:3 " ]] ||
+[[ $(pages_per_level "$out") == "0:2 1:3 2:3 3:3 4:3 5:3 6:3 7:3 " ]] ||
   fail "pages per level"
 grep -q "^per search: 23 page reads" <<<"$out" || fail "pages per search"
-# Two pages of buffer: the optimum keeps what comes back soonest, LRU gains nothing here.
+# Two pages of buffer: the optimum keeps what comes back soonest, so it reads no more than LRU.
 lru=$(sed -n 's/.*reads per search LRU \([0-9]*\).*/\1/p' <<<"$out")
 best=$(sed -n 's/.*optimal \([0-9]*\).*/\1/p' <<<"$out")
 ((best <= lru && lru <= 23 && best > 0)) || fail "LRU $lru, optimal $best"
@@ -32,7 +33,7 @@ run --buffer=144 | grep -q "reads per search LRU 0 (0.0 MiB), optimal 0 " || fai
 # Relabelled by falling degree, ids 1-6 come first: new id i holds old vertex 1..6, 0, 7 and
 # their lists at offsets 0 2 4 ... 12 13 14; the levels travel with the vertices.
 out=$(run --ids=degree)
-[[ $(awk '$1 ~ /^[0-9]+$/ && NF == 5 {printf "%s:%s ", $1, $4}' <<<"$out") == "0:2 1:2 2:3 3:2 4:3 5:2 6:3 7:3 " ]] ||
+[[ $(pages_per_level "$out") == "0:2 1:2 2:3 3:2 4:3 5:2 6:3 7:3 " ]] ||
   fail "pages per level, ids by degree: $out"
 grep -q "^per search: 20 page reads" <<<"$out" || fail "pages per search, ids by degree"
 
@@ -42,4 +43,6 @@ if "$model" --graph="$work/g" --levels="$work/short.txt" 2>"$work/err"; then fai
 grep -q "short.txt' has 3 lines, the graph 8 vertices" "$work/err" || fail "error: $(cat "$work/err")"
 if "$model" --graph="$work/nowhere" --levels="$work/levels.txt" 2>"$work/err"; then fail "missing graph accepted"; fi
 grep -q "cannot read '$work/nowhere/graph.info'" "$work/err" || fail "error: $(cat "$work/err")"
+if run --buffer=lots 2>"$work/err"; then fail "bad size accepted"; fi
+grep -q "\-\-buffer: 'lots' is not a size" "$work/err" || fail "error: $(cat "$work/err")"
 echo "io model: ok"
