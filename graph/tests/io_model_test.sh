@@ -43,6 +43,12 @@ if "$model" --graph="$work/g" --levels="$work/short.txt" 2>"$work/err"; then fai
 grep -q "short.txt' has 3 lines, the graph 8 vertices" "$work/err" || fail "error: $(cat "$work/err")"
 if "$model" --graph="$work/nowhere" --levels="$work/levels.txt" 2>"$work/err"; then fail "missing graph accepted"; fi
 grep -q "cannot read '$work/nowhere/graph.info'" "$work/err" || fail "error: $(cat "$work/err")"
+cp -r "$work/g" "$work/no-edges" && rm "$work/no-edges/edge.dat"
+if "$model" --graph="$work/no-edges" --levels="$work/levels.txt" 2>"$work/err"; then fail "missing edge.dat accepted"; fi
+grep -q "cannot read '$work/no-edges/edge.dat': No such file" "$work/err" || fail "error: $(cat "$work/err")"
+sed -i '/^vertices/d' "$work/no-edges/graph.info"
+if "$model" --graph="$work/no-edges" --levels="$work/levels.txt" 2>"$work/err"; then fail "no vertex count accepted"; fi
+grep -q "no-edges/graph.info' lacks a vertex count" "$work/err" || fail "error: $(cat "$work/err")"
 if run --buffer=lots 2>"$work/err"; then fail "bad size accepted"; fi
 grep -q "\-\-buffer: 'lots' is not a size" "$work/err" || fail "error: $(cat "$work/err")"
 echo "io model: ok"
