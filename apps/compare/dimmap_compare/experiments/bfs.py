@@ -64,11 +64,14 @@ class BfsBase(Experiment):
                 f"--threads={threads}", f"--storage={storage}"] + flags + (["--validate"] if validate else [])
 
     def overhead(self, ctx, p, flags, buffer, storage, env=None):
-        """The memory the dimmap configuration needs beside its buffer: the peak of one validated
-        search (data 4x the buffer, so the buffer fills) minus the buffer, plus 5% of the peak
-        (at least 1 MiB) for run-to-run variation; more would only be cache for mmap."""
+        """The memory the dimmap configuration needs beside its buffer: the peak of a validated
+        run with the points' roots (data 4x the buffer, so the buffer fills) minus the buffer,
+        plus 5% of the peak (at least 1 MiB) for run-to-run variation; more would only be cache
+        for mmap. The same roots as the points, as graph/bench/bfs-bench calibrates: with the
+        scratch files on tmpfs (bfs-perma) a run of 2 roots peaked ~1 MiB above one of 1 root,
+        and a quick point was OOM-killed."""
         generous = 4 * (buffer + p["algo_bytes"]) + (256 << 20)
-        cmd = self.bfs_cmd(ctx, dict(p, roots=1), max(p["threads"]), storage, flags + [f"--buffer={buffer}"])
+        cmd = self.bfs_cmd(ctx, p, max(p["threads"]), storage, flags + [f"--buffer={buffer}"])
         run = ctx.runner.run(cmd, generous, parse_bfs, env=env, evict=self.graph_files(p))
         if run.status != OK or not run.peak_bytes:
             raise Unavailable(f"calibration run failed ({run.status}: {run.error})")
