@@ -22,9 +22,6 @@
 #ifndef UFFD_FEATURE_POISON
 #define UFFD_FEATURE_POISON (1 << 14)
 #endif
-#ifndef UFFDIO_CONTINUE_MODE_WP
-#define UFFDIO_CONTINUE_MODE_WP ((__u64)1 << 1)
-#endif
 #ifndef UFFDIO_POISON
 struct uffdio_poison {
   struct uffdio_range range;
@@ -77,10 +74,10 @@ int uffd_open(UffdFeatures* f) {
   close(probe);
   if (rc < 0) return fail(-rc, "userfaultfd API handshake failed: %s", std::strerror(-rc));
   const uint64_t have = api.features;
-  if (!(have & UFFD_FEATURE_MISSING_SHMEM) || !(have & UFFD_FEATURE_MINOR_SHMEM))
-    return fail(ENOTSUP, "this kernel's userfaultfd lacks missing/minor faults on shmem (needs Linux 5.14+)");
+  if (!(have & UFFD_FEATURE_MISSING_SHMEM))
+    return fail(ENOTSUP, "this kernel's userfaultfd lacks missing faults on shmem (needs Linux 4.11+)");
 
-  uint64_t want = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_SHMEM;
+  uint64_t want = UFFD_FEATURE_MISSING_SHMEM;
   for (uint64_t opt : {uint64_t{UFFD_FEATURE_WP_HUGETLBFS_SHMEM}, uint64_t{UFFD_FEATURE_POISON},
                        uint64_t{UFFD_FEATURE_THREAD_ID}})
     if (have & opt) want |= opt;
@@ -94,9 +91,7 @@ int uffd_open(UffdFeatures* f) {
     close(fd);
     return fail(-rc, "userfaultfd feature negotiation failed: %s", std::strerror(-rc));
   }
-  f->minor_shmem = true;
   f->wp_shmem = want & UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
-  f->continue_wp = f->wp_shmem;  // confirmed on first use (EINVAL on kernels < 6.4)
   f->poison = want & UFFD_FEATURE_POISON;
   f->thread_id = want & UFFD_FEATURE_THREAD_ID;
   f->kernel_faults = kernel_faults;
@@ -111,28 +106,13 @@ int uffd_register(int uffd, void* addr, size_t len, bool wp) {
   struct uffdio_register reg = {};
   reg.range.start = reinterpret_cast<uintptr_t>(addr);
   reg.range.len = len;
-  reg.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR | (wp ? UFFDIO_REGISTER_MODE_WP : 0);
-  int rc = ioctl_errno(uffd, UFFDIO_REGISTER, &reg);
-  if (rc < 0) return rc;
-  if (!(reg.ioctls & (1ull << _UFFDIO_CONTINUE))) return -ENOTSUP;
-  return 0;
+  reg.mode = UFFDIO_REGISTER_MODE_MISSING | (wp ? UFFDIO_REGISTER_MODE_WP : 0);
+  return ioctl_errno(uffd, UFFDIO_REGISTER, &reg);
 }
 
 int uffd_unregister(int uffd, void* addr, size_t len) {
   struct uffdio_range range = {reinterpret_cast<uintptr_t>(addr), len};
   return ioctl_errno(uffd, UFFDIO_UNREGISTER, &range);
-}
-
-int uffd_continue(int uffd, void* addr, size_t len, bool wp) {
-  struct uffdio_continue c = {};
-  c.range.start = reinterpret_cast<uintptr_t>(addr);
-  c.range.len = len;
-  c.mode = wp ? UFFDIO_CONTINUE_MODE_WP : 0;
-  for (;;) {
-    int rc = ioctl_errno(uffd, UFFDIO_CONTINUE, &c);
-    // EAGAIN: the mm changed under us (e.g. a concurrent munmap elsewhere): retry.
-    if (rc != -EAGAIN) return rc;
-  }
 }
 
 int uffd_wake(int uffd, void* addr, size_t len) {
@@ -156,6 +136,28 @@ int uffd_poison(int uffd, void* addr, size_t len) {
   p.range.start = reinterpret_cast<uintptr_t>(addr);
   p.range.len = len;
   return ioctl_errno(uffd, UFFDIO_POISON, &p);
+}
+
+PageTable::~PageTable() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int PageTable::open() {
+  fd_ = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return fail(errno, "cannot open /proc/self/pagemap: %s", std::strerror(errno));
+  return 0;
+}
+
+int PageTable::present(const void* addr, size_t npages, std::vector<bool>* out) {
+  constexpr uint64_t kPresent = 1ull << 63;  // see Documentation/admin-guide/mm/pagemap.rst
+  const size_t page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  entries_.resize(npages);
+  const off_t at = static_cast<off_t>(reinterpret_cast<uintptr_t>(addr) / page_size * sizeof(uint64_t));
+  const ssize_t n = pread(fd_, entries_.data(), npages * sizeof(uint64_t), at);
+  if (n != static_cast<ssize_t>(npages * sizeof(uint64_t))) return n < 0 ? -errno : -EIO;
+  out->resize(npages);
+  for (size_t i = 0; i < npages; ++i) (*out)[i] = entries_[i] & kPresent;
+  return 0;
 }
 
 MadviseBatch::MadviseBatch(int advice) : advice_(advice) {

@@ -12,9 +12,7 @@
 namespace dimmap::detail {
 
 struct UffdFeatures {
-  bool minor_shmem = false;  // UFFDIO_CONTINUE on shmem (5.14+)
   bool wp_shmem = false;     // write-protect on shmem (5.19+)
-  bool continue_wp = false;  // UFFDIO_CONTINUE_MODE_WP (6.4+)
   bool poison = false;       // UFFDIO_POISON (6.6+): SIGBUS for failed fills
   bool thread_id = false;    // faulting thread id in messages
   bool kernel_faults = true; // false when only user-mode faults are delivered
@@ -25,18 +23,35 @@ struct UffdFeatures {
 // user-mode faults (works without privileges). Returns the fd or -errno (fail() set).
 int uffd_open(UffdFeatures* features);
 
-// Registers [addr, addr+len) for missing + minor faults, and write-protect if wp.
+// Registers [addr, addr+len) for missing faults (a page the memfd lacks), and write-protect
+// faults if wp. Pages the memfd holds are mapped by the kernel's shmem fault path.
 int uffd_register(int uffd, void* addr, size_t len, bool wp);
 int uffd_unregister(int uffd, void* addr, size_t len);
 
-// Maps the page-cache pages behind [addr, addr+len); write-protected if wp. Returns 0,
-// -EEXIST if already mapped (another thread won), or -errno.
-int uffd_continue(int uffd, void* addr, size_t len, bool wp);
 int uffd_wake(int uffd, void* addr, size_t len);
-// Sets (wp) or clears write protection; clearing also wakes waiting threads.
+// Sets (wp) or clears write protection; clearing also wakes waiting threads. On shmem,
+// setting it on an empty page-table entry leaves a marker there, so the page is mapped
+// write-protected when the kernel maps it later; clearing removes the marker.
 int uffd_writeprotect(int uffd, void* addr, size_t len, bool wp);
 // Installs a poison marker so accesses raise SIGBUS (and wakes waiters).
 int uffd_poison(int uffd, void* addr, size_t len);
+
+// Which pages of the process's own address space have a page-table entry now, from
+// /proc/self/pagemap (one read per run of pages; works on every kernel the engine supports).
+class PageTable {
+ public:
+  PageTable() = default;
+  ~PageTable();
+  PageTable(const PageTable&) = delete;
+  PageTable& operator=(const PageTable&) = delete;
+  int open();  // 0 or -errno (fail() set)
+  // present[i] = page i of [addr, addr + npages pages) is mapped. Returns 0 or -errno.
+  int present(const void* addr, size_t npages, std::vector<bool>* present);
+
+ private:
+  int fd_ = -1;
+  std::vector<uint64_t> entries_;
+};
 
 // Applies one madvise advice to many ranges with one process_madvise call (one TLB flush
 // on kernels that batch it), falling back to one madvise per range on older kernels.

@@ -60,7 +60,10 @@ class LriotRun : public ::testing::TestWithParam<Mode> {
     if (r.config.mode != Mode::dimmap) return;
     ASSERT_TRUE(r.has_dimmap_stats);
     const struct dimmap_stats& s = r.dimmap;
-    EXPECT_EQ(s.faults, s.misses + s.recoveries + s.hits + s.write_faults);
+    // Every fault is a miss, a hit or a write fault; the user-space engine counts recoveries
+    // without a fault (the kernel maps a demoted page again), the kernel module with one.
+    EXPECT_GE(s.faults, s.misses + s.hits + s.write_faults);
+    EXPECT_LE(s.faults, s.misses + s.hits + s.write_faults + s.recoveries);
     EXPECT_EQ(s.read_errors, 0u);
     EXPECT_EQ(s.write_errors, 0u);
     EXPECT_EQ(s.dirty_pages, 0u) << "the final msync wrote everything back";

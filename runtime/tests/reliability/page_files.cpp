@@ -57,10 +57,12 @@ uint64_t count_wrong_pages(int fd, const std::vector<uint64_t>& expected, std::s
 
 std::string stats_violations(const struct dimmap_stats& s) {
   std::string out;
-  const uint64_t sum = s.misses + s.recoveries + s.hits + s.write_faults;
-  if (s.faults != sum)
-    out += "faults " + std::to_string(s.faults) + " != misses + recoveries + hits + write_faults = " +
-           std::to_string(sum) + "\n";
+  // The kernel module counts a recovery at its fault; the user-space engine when the page
+  // reaches the head of the eviction queue (the kernel mapped it again without a fault).
+  const uint64_t sum = s.misses + s.hits + s.write_faults;
+  if (s.faults < sum || s.faults > sum + s.recoveries)
+    out += "faults " + std::to_string(s.faults) + " outside misses + hits + write_faults = " + std::to_string(sum) +
+           " (+ recoveries " + std::to_string(s.recoveries) + ")\n";
   if (s.resident_pages > s.buffer_pages)
     out += "resident pages " + std::to_string(s.resident_pages) + " > buffer pages " + std::to_string(s.buffer_pages) +
            "\n";

@@ -21,7 +21,7 @@ int64_t page_version(int fd, uint64_t page);
 uint64_t count_wrong_pages(int fd, const std::vector<uint64_t>& expected, std::string* first);
 
 // The invariants every buffer keeps, as one line per broken one ("" if all hold):
-// faults == misses + recoveries + hits + write_faults, resident <= buffer, dirty <= resident.
+// misses + hits + write_faults <= faults <= that + recoveries, resident <= buffer, dirty <= resident.
 std::string stats_violations(const struct dimmap_stats& s);
 
 // Captures what this process writes to stderr (fd 2) while it lives, e.g. runtime log lines.
