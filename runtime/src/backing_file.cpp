@@ -6,6 +6,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/uio.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -82,13 +85,28 @@ int BackingFile::open(int app_fd, size_t length, int prot, int flags, off_t offs
   buffered_ = ::open(self, mode | O_CLOEXEC);
   if (buffered_ < 0) buffered_ = fcntl(app_fd, F_DUPFD_CLOEXEC, 0);  // no /proc: share the description
   if (buffered_ < 0) return fail(errno, "dimmap_mmap('%s'): cannot reopen: %s", p, std::strerror(errno));
-  if (want_direct) {
+  struct statfs fs = {};
+  in_memory_ = fstatfs(buffered_, &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+  if (want_direct && !in_memory_) {
     direct_ = ::open(self, mode | O_CLOEXEC | O_DIRECT);
     if (direct_ < 0)
       log(LogLevel::info, "'%s': O_DIRECT unavailable (%s): pages may also sit in the Linux page cache", p,
           std::strerror(errno));
   }
   return 0;
+}
+
+ssize_t BackingFile::read_at_once(char* buf, size_t len, uint64_t offset) const {
+  if (in_memory_) {
+    const ssize_t n = pread(buffered_, buf, len, static_cast<off_t>(offset));
+    return n < 0 ? -errno : n;
+  }
+  if (direct_ >= 0) return -EAGAIN;
+  struct iovec iov = {buf, len};
+  const ssize_t n = preadv2(buffered_, &iov, 1, static_cast<off_t>(offset), RWF_NOWAIT);
+  // A short read may mean part of the range is not cached: let the queue read it whole.
+  if (n < 0 || (static_cast<size_t>(n) < len && offset + n < size_)) return n < 0 && errno != EAGAIN ? -errno : -EAGAIN;
+  return n;
 }
 
 int BackingFile::write_fd_for(uint64_t file_offset, size_t len) const {

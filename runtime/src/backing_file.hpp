@@ -26,6 +26,12 @@ class BackingFile {
   int write_fd_for(uint64_t file_offset, size_t len) const;
   int buffered_fd() const { return buffered_; }
   bool direct() const { return direct_ >= 0; }
+  // The file lives in memory (tmpfs, ramfs): O_DIRECT is pointless there.
+  bool in_memory() const { return in_memory_; }
+  // Reads now, without waiting for a device: from memory (tmpfs) or from pages the Linux
+  // page cache holds. Returns the bytes read, -EAGAIN when the read would wait for the
+  // device (then queue it), or -errno.
+  ssize_t read_at_once(char* buf, size_t len, uint64_t offset) const;
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
   // True if [offset, offset+len) holds no data (a sparse hole), as SEEK_DATA reports.
@@ -34,6 +40,7 @@ class BackingFile {
  private:
   int direct_ = -1;
   int buffered_ = -1;
+  bool in_memory_ = false;
   uint64_t size_ = 0;
   std::string path_;
 };

@@ -66,6 +66,7 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
   if ((rc = env_unsigned("DIMMAP_EVICT_BATCH", &cfg->evict_batch)) < 0) return rc;
   if ((rc = env_unsigned("DIMMAP_IO_DEPTH", &cfg->io_depth)) < 0) return rc;
   if ((rc = env_unsigned("DIMMAP_SPIN_US", &cfg->spin_us)) < 0) return rc;
+  if ((rc = env_unsigned("DIMMAP_SERVICE_THREADS", &cfg->service_threads)) < 0) return rc;
   if ((rc = env_unsigned("DIMMAP_READAHEAD", &cfg->readahead_pages)) < 0) return rc;
   unsigned direct = 1;
   if ((rc = env_unsigned("DIMMAP_DIRECT_IO", &direct)) < 0) return rc;

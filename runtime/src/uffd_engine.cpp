@@ -10,11 +10,26 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "log.hpp"
 #include "perma.hpp"
 
 namespace dimmap::detail {
+
+thread_local UffdEngine::ServiceThread* UffdEngine::current_ = nullptr;
+
+namespace {
+
+// One service thread per two CPUs, at least two (so a store or wake-up in one overlaps the
+// next fault in the other) and at most eight (they share one lock for the policy).
+unsigned service_thread_count(unsigned configured) {
+  if (configured) return std::min(configured, 64u);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return static_cast<unsigned>(std::clamp<long>(cpus / 2, 2, 8));
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // setup and teardown
@@ -59,34 +74,39 @@ int UffdEngine::start() {
   uffd_ = uffd_open(&features_);
   if (uffd_ < 0) return uffd_;
   if (int rc = page_table_.open(); rc < 0) return rc;
-  int err = 0;
-  io_ = make_io_queue(cfg_.io_depth, &err);
-  if (!io_) return err;
+  ctl_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (ctl_fd_ < 0) return fail(errno, "cannot create an eventfd: %s", std::strerror(errno));
+  perma_model model{};
   if (cfg_.perma[0]) {
-    perma_model model;
     if (int rc = parse_perma(cfg_.perma, &model); rc < 0) return rc;
-    io_ = with_perma_latency(std::move(io_), model);
     log(LogLevel::info, "PerMA latency model '%s': %.1f us per page alone", cfg_.perma,
         perma_latency_ns(&model, 1, page_size_) / 1000.0);
   }
-  ctl_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (ctl_fd_ < 0) return fail(errno, "cannot create an eventfd: %s", std::strerror(errno));
-  server_ = std::thread([this] { serve(); });
-  log(LogLevel::info, "uffd engine: %u pages (%u hot, %u eviction queue, batch %u), I/O by %s",
-      par_.npages, par_.hot_cap, par_.evict_pages, par_.batch, io_->name());
+  const unsigned threads = service_thread_count(cfg_.service_threads);
+  for (unsigned i = 0; i < threads; ++i) {
+    auto t = std::make_unique<ServiceThread>();
+    int err = 0;
+    t->io = make_io_queue(cfg_.io_depth, &err);
+    if (!t->io) return err;
+    if (cfg_.perma[0]) t->io = with_perma_latency(std::move(t->io), model);
+    service_.push_back(std::move(t));
+  }
+  try {
+    for (auto& t : service_) t->thread = std::thread([this, me = t.get()] { serve(*me); });
+  } catch (const std::system_error& e) {
+    return fail(e.code().value(), "cannot start the fault service threads: %s", e.what());
+  }
+  log(LogLevel::info, "uffd engine: %u pages (%u hot, %u eviction queue, batch %u), %u service threads, I/O by %s",
+      par_.npages, par_.hot_cap, par_.evict_pages, par_.batch, threads, service_[0]->io->name());
   return 0;
 }
 
 UffdEngine::~UffdEngine() {
-  if (server_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    wake_server();
-    server_.join();
-  }
-  io_.reset();  // waits for nothing: no regions remain, so nothing is in flight
+  stop_ = true;
+  if (ctl_fd_ >= 0) wake_server();  // every thread sees it: none drains it once stopping
+  for (auto& t : service_)
+    if (t->thread.joinable()) t->thread.join();
+  service_.clear();  // waits for nothing: no regions remain, so nothing is in flight
   if (ctl_fd_ >= 0) close(ctl_fd_);
   if (uffd_ >= 0) close(uffd_);
   if (staging_) munmap(staging_, size_t(cfg_.io_depth) * page_size_);

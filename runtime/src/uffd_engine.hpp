@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -81,6 +82,7 @@ constexpr size_t kMinRunStaging = 16;
 constexpr size_t kMaxRunStagingBytes = 4u << 20;
 constexpr size_t kMinReadAhead = 4;  // pages in a stream's first read-ahead window
 constexpr size_t kStreamsPerRegion = 4;  // sequential streams followed at once in one mapping
+constexpr size_t kCompletionsPerRound = 4;  // completions handled between two looks for new faults
 constexpr auto kWriteRetryInterval = std::chrono::milliseconds(100);  // while storage refuses writes
 
 // A run of faults on consecutive pages of a mapping, read ahead (see UffdEngine::note_miss).
@@ -159,6 +161,16 @@ struct PendingMiss {
 
 class UffdEngine final : public Engine {
  public:
+  // A thread serving faults: all of them read the one userfaultfd and share the policy
+  // (mu_); each has its own I/O queue, so reads, stores into the memfd and wake-ups run
+  // outside the lock, on as many CPUs as there are service threads.
+  struct ServiceThread {
+    std::unique_ptr<IoQueue> io;
+    std::thread thread;
+    // Reads chosen under the lock (and the file each is from), started after it.
+    std::vector<std::pair<IoOp, const BackingFile*>> reads;
+  };
+
   explicit UffdEngine(const dimmap_config& cfg) : cfg_(cfg), zaps_(MADV_DONTNEED), frees_(MADV_REMOVE) {}
   ~UffdEngine() override;
   int start();
@@ -175,9 +187,12 @@ class UffdEngine final : public Engine {
   }
 
  private:
-  // ---- fault service (uffd_faults.cpp; the server runs with mu_ held) ----
-  void serve();
+  // ---- fault service (uffd_faults.cpp) ----
+  void serve(ServiceThread& me);
   size_t drain_faults();
+  void start_reads(ServiceThread& me);
+  void complete(uint64_t tag, ssize_t result);
+  void queue_read(Region* r, char* buf, size_t len, uint64_t off, uint64_t tag);
   void handle_fault(const struct uffd_msg& msg);
   void on_missing(Region* r, size_t page, bool write, uint32_t tid, bool first_sight);
   void handle_write_protect_fault(Region* r, size_t page);
@@ -190,6 +205,8 @@ class UffdEngine final : public Engine {
   ssize_t check_read(Region* r, size_t first_page, char* data, size_t len, ssize_t result);
   int store(Region* r, size_t first_page, const char* data, size_t npages, bool write);
   void publish(Region* r, size_t first_page, size_t npages, bool write);
+  bool mark_stored(Region* r, size_t first_page, size_t npages, bool write);
+  void wake_stored(char* addr, size_t len, bool unprotect);
   bool start_read_run(Region* r, size_t page);
   void finish_read_run(size_t run, ssize_t result);
   void fill_zero(Region* r, uint32_t slot, size_t page, bool write);
@@ -200,6 +217,7 @@ class UffdEngine final : public Engine {
   void touch(Region* r, size_t page);
   bool hold(Region* r, uint32_t slot, const char* data);
   void unhold(Region* r, Stream& st);
+  bool holds(Region* r, uint32_t slot) const;
   void forget_held(uint32_t slot);
 
   // ---- demotion and eviction (uffd_eviction.cpp) ----
@@ -236,9 +254,9 @@ class UffdEngine final : public Engine {
   int ctl_fd_ = -1;  // eventfd: stop request
   UffdFeatures features_;
   PageTable page_table_;
-  std::unique_ptr<IoQueue> io_;
-  std::thread server_;
-  bool stop_ = false;
+  std::vector<std::unique_ptr<ServiceThread>> service_;
+  static thread_local ServiceThread* current_;  // the service thread running this code, if any
+  std::atomic<bool> stop_{false};
 
   mutable std::mutex mu_;
   std::condition_variable io_done_;  // signalled when writebacks or loads finish

@@ -42,8 +42,7 @@ void UffdEngine::start_fill(Region* r, size_t page, bool write, uint32_t tid, bo
   load_staging_[s] = k;
   reads_in_flight_++;
   r->loads++;
-  io_->push(IoOp{false, r->file.read_fd(), staging_ + size_t(k) * page_size_, page_size_,
-                 r->file_offset + page * page_size_, s});
+  queue_read(r, staging_ + size_t(k) * page_size_, page_size_, r->file_offset + page * page_size_, s);
 }
 
 // Checks a finished read of `len` bytes at `first_page` and zeros what lies past the file's
@@ -74,40 +73,67 @@ int UffdEngine::store(Region* r, size_t first_page, const char* data, size_t npa
 // writable (it is dirty now); without write-protect support every stored page of a writable
 // mapping counts as dirty.
 void UffdEngine::publish(Region* r, size_t first_page, size_t npages, bool write) {
+  wake_stored(r->page_addr(first_page, page_size_), npages * page_size_, mark_stored(r, first_page, npages, write));
+}
+
+// The policy's side of publish (lock held). Returns whether the wake-up must also drop the
+// write protection.
+bool UffdEngine::mark_stored(Region* r, size_t first_page, size_t npages, bool write) {
   if (r->writable && (write || !r->track_dirty))
     for (size_t p = first_page; p < first_page + npages; ++p) {
       const uint32_t s = dmp_lookup(&policy_, key_of(r, p));
       if (s != DMP_NIL) pages_[s].flags |= F_DIRTY | F_WRITABLE;
     }
-  if (write && r->write_protects())
-    uffd_writeprotect(uffd_, r->page_addr(first_page, page_size_), npages * page_size_, false);  // wakes too
-  else
-    wake(r, first_page, npages);
+  return write && r->write_protects();
 }
 
+// The system-call side of publish (lock not needed).
+void UffdEngine::wake_stored(char* addr, size_t len, bool unprotect) {
+  if (unprotect)
+    uffd_writeprotect(uffd_, addr, len, false);  // wakes too
+  else
+    uffd_wake(uffd_, addr, len);
+}
+
+// A read finished (lock not held). The page is stored into the memfd outside the lock: it
+// stays LOADING meanwhile, so nothing else touches it, and its region stays mapped while
+// r->loads counts it.
 void UffdEngine::finish_read(uint32_t s, ssize_t result) {
+  std::unique_lock<std::mutex> lock(mu_);
   Region* r = region_of_slot(s);
   const size_t page = page_of_slot(s);
-  reads_in_flight_--;
-  r->loads--;
-  io_done_.notify_all();
   const uint32_t k = load_staging_[s];
   char* data = staging_ + size_t(k) * page_size_;
-  staging_free_.push_back(k);
-  const bool write = pages_[s].flags & F_LOAD_WRITE;
-  pages_[s].flags &= ~F_LOAD_WRITE;
+  bool write = pages_[s].flags & F_LOAD_WRITE;
   result = check_read(r, page, data, page_size_, result);
   const bool held = result >= 0 && !write && hold(r, s, data);
-  if (result >= 0 && !held)
-    if (int rc = store(r, page, data, 1, write); rc < 0) result = rc;
+  if (result >= 0 && !held) {
+    lock.unlock();
+    const int rc = store(r, page, data, 1, write);
+    lock.lock();
+    if (rc < 0) result = rc;
+  }
+  staging_free_.push_back(k);
+  reads_in_flight_--;
+  write = pages_[s].flags & F_LOAD_WRITE;  // a write fault may have come meanwhile
+  pages_[s].flags &= ~F_LOAD_WRITE;
   if (result < 0) {
     dmp_abort(&policy_, s);
     fail_page(r, page, load_tid_[s], static_cast<int>(-result));
-    return;
+  } else {
+    st_.bytes_read += static_cast<uint64_t>(result);
+    demote(dmp_loaded(&policy_, s));
+    if (!held) {
+      // Dropping the write protection happens under the lock: done later, it could undo
+      // the protection of an eviction writeback begun meanwhile, and a write would be lost.
+      const bool unprotect = mark_stored(r, page, 1, write);
+      if (!unprotect) lock.unlock();
+      wake_stored(r->page_addr(page, page_size_), page_size_, unprotect);
+      if (!unprotect) lock.lock();
+    }
   }
-  st_.bytes_read += static_cast<uint64_t>(result);
-  demote(dmp_loaded(&policy_, s));
-  if (!held) publish(r, page, 1, write);
+  r->loads--;
+  io_done_.notify_all();
 }
 
 // Read-ahead of `page` and the queued pages that follow it in the file, in one read.
@@ -142,53 +168,69 @@ bool UffdEngine::start_read_run(Region* r, size_t page) {
   run_staging_.take(block.first, run.slots.size());
   reads_in_flight_++;
   r->loads++;
-  io_->push(IoOp{false, r->file.read_fd(), run_staging_.at(block.first), run.slots.size() * page_size_,
-                 r->file_offset + run.first_page * page_size_, kRunTag | idx});
+  queue_read(r, run_staging_.at(block.first), run.slots.size() * page_size_,
+             r->file_offset + run.first_page * page_size_, kRunTag | idx);
   return true;
 }
 
 // Stores a finished run with one pwrite per stretch of pages (a stream's held page splits
-// it), then wakes whoever waits; a write fault waiting for one of its pages gets it writable.
+// it), outside the lock as finish_read does, then wakes whoever waits; a write fault waiting
+// for one of its pages gets it writable.
 void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
+  std::unique_lock<std::mutex> lock(mu_);
   ReadRun& run = runs_[idx];
   Region* r = run.region;
+  const size_t first = run.first_page, n = run.slots.size(), staging = run.staging;
+  const std::vector<uint32_t> slots = run.slots;
+  char* data = run_staging_.at(staging);
+  result = check_read(r, first, data, n * page_size_, result);
+  std::vector<bool> held(n, false);
+  for (size_t i = 0; result >= 0 && i < n; ++i) held[i] = hold(r, slots[i], data + i * page_size_);
+  if (result >= 0) {
+    lock.unlock();
+    for (size_t i = 0, j; result >= 0 && i < n; i = j + 1) {
+      for (j = i; j < n && !held[j]; ++j) {
+      }
+      if (j > i)
+        if (int rc = store(r, first + i, data + i * page_size_, j - i, false); rc < 0) result = rc;
+    }
+    lock.lock();
+  }
+  // A held page touched meanwhile was stored by unhold(): it is woken like the others.
+  for (size_t i = 0; i < n; ++i) held[i] = held[i] && holds(r, slots[i]);
+  run_staging_.give(staging, n);
   runs_free_.push_back(static_cast<uint32_t>(idx));
   reads_in_flight_--;
-  r->loads--;
-  io_done_.notify_all();
-  const size_t n = run.slots.size();
-  char* data = run_staging_.at(run.staging);
-  result = check_read(r, run.first_page, data, n * page_size_, result);
-  std::vector<bool> held(n, false);
-  for (size_t i = 0, j; result >= 0 && i < n; i = j + 1) {
-    for (j = i; j < n && !(held[j] = hold(r, run.slots[j], data + j * page_size_)); ++j) {
-    }
-    if (j > i)
-      if (int rc = store(r, run.first_page + i, data + i * page_size_, j - i, false); rc < 0) result = rc;
-  }
-  run_staging_.give(run.staging, n);
   if (result < 0) {
     // Nobody asked for these pages: drop them and wake any thread waiting on one, whose
     // fault then reads the page itself and reports the error to it.
     log(LogLevel::warn, "read-ahead of %zu pages at offset %llu of '%s' failed: %s", n,
-        static_cast<unsigned long long>(r->file_offset + run.first_page * page_size_), r->file.path().c_str(),
+        static_cast<unsigned long long>(r->file_offset + first * page_size_), r->file.path().c_str(),
         std::strerror(static_cast<int>(-result)));
-    for (size_t i = 0; i < n; ++i) {
-      forget_held(run.slots[i]);
-      dmp_abort(&policy_, run.slots[i]);
+    for (uint32_t s : slots) {
+      forget_held(s);
+      dmp_abort(&policy_, s);
     }
-    madvise(r->alias + run.first_page * page_size_, n * page_size_, MADV_REMOVE);  // pages stored, if any
-    wake(r, run.first_page, n);
+    madvise(r->alias + first * page_size_, n * page_size_, MADV_REMOVE);  // pages stored, if any
+    wake(r, first, n);
+    r->loads--;
+    io_done_.notify_all();
     return;
   }
   st_.bytes_read += static_cast<uint64_t>(result);
   std::vector<bool> write(n);
   for (size_t i = 0; i < n; ++i) {
-    uint8_t& f = pages_[run.slots[i]].flags;
+    uint8_t& f = pages_[slots[i]].flags;
     write[i] = f & F_LOAD_WRITE;
     f &= ~F_LOAD_WRITE;
-    demote(dmp_loaded(&policy_, run.slots[i]));
+    demote(dmp_loaded(&policy_, slots[i]));
   }
+  struct Wake {
+    char* addr;
+    size_t len;
+    bool unprotect;
+  };
+  std::vector<Wake> wakes;
   for (size_t i = 0, j; i < n; i = j) {
     for (j = i; j < n && !held[j] && write[j] == write[i]; ++j) {
     }
@@ -196,8 +238,17 @@ void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
       ++j;
       continue;
     }
-    publish(r, run.first_page + i, j - i, write[i]);
+    const bool unprotect = mark_stored(r, first + i, j - i, write[i]);
+    if (unprotect)  // under the lock, as in finish_read
+      wake_stored(r->page_addr(first + i, page_size_), (j - i) * page_size_, true);
+    else
+      wakes.push_back({r->page_addr(first + i, page_size_), (j - i) * page_size_, false});
   }
+  lock.unlock();
+  for (const Wake& w : wakes) wake_stored(w.addr, w.len, w.unprotect);
+  lock.lock();
+  r->loads--;
+  io_done_.notify_all();
 }
 
 // A page of a hole: a zeroed page in the memfd instead of a read.
@@ -320,6 +371,12 @@ void UffdEngine::unhold(Region* r, Stream& st) {
   st.held_slot = DMP_NIL;
   if (dmp_lookup(&policy_, key_of(r, page)) != s) return;
   const uint8_t state = pages_[s].state;
+  if (state == DMP_LOADING) {
+    // Its run is being stored by another thread, which wakes the page's waiters once it
+    // sees the page is not held any more.
+    store(r, page, st.held.get(), 1, false);
+    return;
+  }
   if (state != DMP_PRIMARY && state != DMP_HOT && state != DMP_EVICT) return;
   if (int rc = store(r, page, st.held.get(), 1, false); rc < 0) {
     log(LogLevel::warn, "storing read-ahead page %zu of '%s' failed: %s", page, r->file.path().c_str(),
@@ -329,6 +386,12 @@ void UffdEngine::unhold(Region* r, Stream& st) {
     return;
   }
   publish(r, page, 1, false);
+}
+
+bool UffdEngine::holds(Region* r, uint32_t s) const {
+  for (const Stream& st : r->streams)
+    if (st.held_slot == s) return true;
+  return false;
 }
 
 // A slot leaves the buffer: a stream's held copy of its page is stale from now on.

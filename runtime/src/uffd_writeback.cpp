@@ -70,7 +70,8 @@ void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction, Sync
 // Starts queued writebacks, each from a staging copy of its pages (the memfd is read, never
 // mapped by the engine), bounded by the I/O depth and by a staging budget.
 void UffdEngine::pump_writes() {
-  const size_t staging_budget = std::max<size_t>(4u << 20, cfg_.buffer_bytes / 16);
+  // 1/16 of the buffer (counted against the same memory budget), at least one full run.
+  const size_t staging_budget = std::max<size_t>(kMaxWriteRun * page_size_, cfg_.buffer_bytes / 16);
   while (!write_backlog_.empty() && writes_in_flight_ < cfg_.io_depth) {
     const uint64_t id = write_backlog_.front();
     WriteJob& job = jobs_.at(id);
@@ -91,7 +92,7 @@ void UffdEngine::pump_writes() {
     }
     write_staging_bytes_ += bytes;
     const uint64_t off = job.region->file_offset + job.first_page * page_size_;
-    io_->push(IoOp{true, job.region->file.write_fd_for(off, job.len), job.staging, job.len, off, kWriteTag | id});
+    current_->io->push(IoOp{true, job.region->file.write_fd_for(off, job.len), job.staging, job.len, off, kWriteTag | id});
     writes_in_flight_++;
   }
 }

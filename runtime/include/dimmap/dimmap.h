@@ -81,6 +81,7 @@ struct dimmap_config {
 	unsigned readahead_pages; /* uffd: read-ahead window of sequential faults, at most (0 = off) */
 	enum dimmap_engine engine;
 	char perma[64];          /* latency model: preset name or "D,R,P,E,C"; "" = none */
+	unsigned service_threads; /* uffd: fault service threads (0 = by the CPU count) */
 };
 
 #define DIMMAP_MIN_BUFFER_PAGES 16u
