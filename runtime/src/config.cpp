@@ -67,6 +67,14 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
   if ((rc = env_unsigned("DIMMAP_IO_DEPTH", &cfg->io_depth)) < 0) return rc;
   if ((rc = env_unsigned("DIMMAP_SPIN_US", &cfg->spin_us)) < 0) return rc;
   if ((rc = env_unsigned("DIMMAP_SERVICE_THREADS", &cfg->service_threads)) < 0) return rc;
+  if (const char* v = std::getenv("DIMMAP_FAULTS"); v && *v) {
+    if (!std::strcmp(v, "server"))
+      cfg->in_thread_faults = 0;
+    else if (!std::strcmp(v, "in-thread"))
+      cfg->in_thread_faults = 1;
+    else
+      return fail(EINVAL, "DIMMAP_FAULTS='%s' is not 'server' or 'in-thread'", v);
+  }
   if ((rc = env_unsigned("DIMMAP_READAHEAD", &cfg->readahead_pages)) < 0) return rc;
   unsigned direct = 1;
   if ((rc = env_unsigned("DIMMAP_DIRECT_IO", &direct)) < 0) return rc;

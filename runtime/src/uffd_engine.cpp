@@ -71,8 +71,12 @@ int UffdEngine::start() {
   if (ra_max_ < kMinReadAhead) ra_max_ = 0;
 
   touched_.reserve(par_.batch);
-  uffd_ = uffd_open(&features_);
+  uffd_ = uffd_open(&features_, cfg_.in_thread_faults);
   if (uffd_ < 0) return uffd_;
+  if (cfg_.in_thread_faults) {
+    if (cfg_.perma[0]) return fail(EINVAL, "the PerMA latency model needs fault service threads (DIMMAP_FAULTS=server)");
+    if (int rc = register_in_thread(); rc < 0) return rc;
+  }
   if (int rc = page_table_.open(); rc < 0) return rc;
   ctl_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (ctl_fd_ < 0) return fail(errno, "cannot create an eventfd: %s", std::strerror(errno));
@@ -96,12 +100,15 @@ int UffdEngine::start() {
   } catch (const std::system_error& e) {
     return fail(e.code().value(), "cannot start the fault service threads: %s", e.what());
   }
-  log(LogLevel::info, "uffd engine: %u pages (%u hot, %u eviction queue, batch %u), %u service threads, I/O by %s",
-      par_.npages, par_.hot_cap, par_.evict_pages, par_.batch, threads, service_[0]->io->name());
+  log(LogLevel::info, "uffd engine: %u pages (%u hot, %u eviction queue, batch %u), %s, %u service threads, I/O by %s",
+      par_.npages, par_.hot_cap, par_.evict_pages, par_.batch,
+      cfg_.in_thread_faults ? "misses filled by the faulting thread" : "misses filled by service threads", threads,
+      service_[0]->io->name());
   return 0;
 }
 
 UffdEngine::~UffdEngine() {
+  if (cfg_.in_thread_faults) unregister_in_thread();
   stop_ = true;
   if (ctl_fd_ >= 0) wake_server();  // every thread sees it: none drains it once stopping
   for (auto& t : service_)

@@ -175,6 +175,9 @@ class UffdEngine final : public Engine {
   ~UffdEngine() override;
   int start();
 
+  // In-thread fault service (uffd_in_thread.cpp): called from the SIGBUS handler.
+  bool serve_in_thread(uintptr_t addr, bool write);
+
   int map(void* hint, size_t length, int prot, int flags, int fd, off_t offset, void** out) override;
   int unmap(void* addr, size_t length) override;
   int sync(void* addr, size_t length, int flags) override;
@@ -198,6 +201,11 @@ class UffdEngine final : public Engine {
   void handle_write_protect_fault(Region* r, size_t page);
   void start_pending();
   void fail_waiting_misses();
+
+  // ---- in-thread fault service (uffd_in_thread.cpp) ----
+  int register_in_thread();
+  void unregister_in_thread();
+  void fill_in_thread(Region* r, size_t page, bool write, std::unique_lock<std::mutex>& lock);
 
   // ---- fills and read-ahead (uffd_fills.cpp) ----
   void start_fill(Region* r, size_t page, bool write, uint32_t tid, bool prefetch = false);

@@ -60,7 +60,7 @@ int new_uffd(bool* kernel_faults) {
 
 }  // namespace
 
-int uffd_open(UffdFeatures* f) {
+int uffd_open(UffdFeatures* f, bool sigbus) {
   bool kernel_faults = true;
   int probe = new_uffd(&kernel_faults);
   if (probe < 0)
@@ -77,7 +77,9 @@ int uffd_open(UffdFeatures* f) {
   if (!(have & UFFD_FEATURE_MISSING_SHMEM))
     return fail(ENOTSUP, "this kernel's userfaultfd lacks missing faults on shmem (needs Linux 4.11+)");
 
-  uint64_t want = UFFD_FEATURE_MISSING_SHMEM;
+  if (sigbus && !(have & UFFD_FEATURE_SIGBUS))
+    return fail(ENOTSUP, "this kernel's userfaultfd cannot raise SIGBUS for faults (in-thread fault service)");
+  uint64_t want = UFFD_FEATURE_MISSING_SHMEM | (sigbus ? uint64_t{UFFD_FEATURE_SIGBUS} : 0);
   for (uint64_t opt : {uint64_t{UFFD_FEATURE_WP_HUGETLBFS_SHMEM}, uint64_t{UFFD_FEATURE_POISON},
                        uint64_t{UFFD_FEATURE_THREAD_ID}})
     if (have & opt) want |= opt;

@@ -21,7 +21,9 @@ struct UffdFeatures {
 // Opens a userfaultfd (O_NONBLOCK, O_CLOEXEC) and negotiates the features the engine needs:
 // /dev/userfaultfd first, then the userfaultfd syscall, then the syscall restricted to
 // user-mode faults (works without privileges). Returns the fd or -errno (fail() set).
-int uffd_open(UffdFeatures* features);
+// sigbus: faults raise SIGBUS in the faulting thread instead of queueing a message
+// (UFFD_FEATURE_SIGBUS, for in-thread fault service).
+int uffd_open(UffdFeatures* features, bool sigbus = false);
 
 // Registers [addr, addr+len) for missing faults (a page the memfd lacks), and write-protect
 // faults if wp. Pages the memfd holds are mapped by the kernel's shmem fault path.

@@ -70,8 +70,9 @@ void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction, Sync
 // Starts queued writebacks, each from a staging copy of its pages (the memfd is read, never
 // mapped by the engine), bounded by the I/O depth and by a staging budget.
 void UffdEngine::pump_writes() {
-  // 1/16 of the buffer (counted against the same memory budget), at least one full run.
-  const size_t staging_budget = std::max<size_t>(kMaxWriteRun * page_size_, cfg_.buffer_bytes / 16);
+  // 1/16 of the buffer (counted against the same memory budget), at least one full run and
+  // at most 8 MiB (32 full runs in flight keep a device busy).
+  const size_t staging_budget = std::clamp<size_t>(cfg_.buffer_bytes / 16, kMaxWriteRun * page_size_, 8u << 20);
   while (!write_backlog_.empty() && writes_in_flight_ < cfg_.io_depth) {
     const uint64_t id = write_backlog_.front();
     WriteJob& job = jobs_.at(id);

@@ -549,5 +549,49 @@ TEST(EngineErrors, FailedFillRaisesSigbusAndIsCounted) {
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
 }
 
+
+// In-thread fault service (DIMMAP_FAULTS=in-thread): the faulting thread fills its own miss.
+// Reads and first writes behave as with service threads; what differs is documented: a
+// system call on a non-resident page fails with EFAULT instead of waiting for it.
+TEST(InThreadFaults, FillsMissesTracksWritesAndFailsSystemCallsOnMissingPages) {
+  const size_t pages = 1024;
+  TempFile f(pages);
+  dimmap_config cfg;
+  ASSERT_EQ(dimmap_config_init(&cfg), 0);
+  cfg.buffer_bytes = 64 * kPage;
+  cfg.in_thread_faults = 1;
+  dimmap_instance* inst = nullptr;
+  ASSERT_EQ(dimmap_instance_create(&cfg, &inst), 0) << dimmap_last_error();
+  void* p = dimmap_instance_mmap(inst, nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd(), 0);
+  ASSERT_NE(p, MAP_FAILED) << dimmap_last_error();
+  auto* m = static_cast<uint64_t*>(p);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < pages; i += 4) {
+        EXPECT_EQ(m[i * 512 + 5], pattern_word(i, 5, 0));
+        if (i % 3 == 0) m[i * 512 + 5] = pattern_word(i, 5, 1);
+      }
+    });
+  for (auto& th : threads) th.join();
+  dimmap_stats_t s{};
+  ASSERT_EQ(dimmap_instance_stats(inst, &s), 0);
+  EXPECT_GE(s.misses, pages);
+  EXPECT_GE(s.write_faults, 1u);
+  EXPECT_GT(s.evictions, 0u);
+  // A page long evicted: the kernel's copy from it cannot wait for the engine.
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  const ssize_t n = write(pipefd[1], m + 1 * 512, 64);
+  EXPECT_EQ(n, -1);
+  EXPECT_EQ(errno, EFAULT);
+  close(pipefd[0]);
+  close(pipefd[1]);
+  ASSERT_EQ(dimmap_munmap(p, pages * kPage), 0) << dimmap_last_error();
+  ASSERT_EQ(dimmap_instance_destroy(inst), 0);
+  for (size_t i = 0; i < pages; ++i)
+    ASSERT_EQ(f.word_on_disk(i, 5), pattern_word(i, 5, i % 3 == 0 ? 1 : 0)) << "page " << i;
+}
+
 }  // namespace
 }  // namespace dimmap::test

@@ -3,7 +3,8 @@
 // The user-space engine demotes pages with one process_madvise(MADV_DONTNEED) per batch, the
 // analogue of DI-MMAP's bulk TLB flush. This tool measures whether the batch really costs one
 // flush: it maps a memfd twice, installs page-table entries for random pages of each view -
-// by ordinary read faults in one, by UFFDIO_CONTINUE (as the engine does) in the other - and
+// by ordinary read faults in one (as the engine's pages are mapped now: the kernel maps them on
+// the retry of a missing fault), by UFFDIO_CONTINUE (as the engine once did) in the other - and
 // zaps them in batches while a second thread of the process runs on another CPU (so every
 // flush must reach it). It prints the time per batch and the TLB-shootdown interrupts per
 // page (/proc/interrupts). Entries installed by userfaultfd are dirty, and zapping dirty
@@ -125,7 +126,7 @@ int main(int argc, char** argv) {
   size_t npages = 65536, batch = 64, rounds = 200;
   CLI::App app{"uffd-zap-cost: time one process_madvise(MADV_DONTNEED) of a batch of random pages of a shared "
                "memfd mapping, once for pages mapped by ordinary read faults and once for pages mapped with "
-               "UFFDIO_CONTINUE (as the user-space engine maps them), while another thread of the process runs "
+               "UFFDIO_CONTINUE (as the user-space engine once mapped them), while another thread of the process runs "
                "on a second CPU. Prints microseconds per batch and TLB-shootdown interrupts per page."};
   app.add_option("--pages", npages, "Size of the mapping in pages")->capture_default_str()->check(CLI::Range(64, 1 << 24));
   app.add_option("--batch", batch, "Pages per process_madvise call")->capture_default_str()->check(CLI::Range(1, 1024));

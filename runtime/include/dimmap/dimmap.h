@@ -82,6 +82,8 @@ struct dimmap_config {
 	enum dimmap_engine engine;
 	char perma[64];          /* latency model: preset name or "D,R,P,E,C"; "" = none */
 	unsigned service_threads; /* uffd: fault service threads (0 = by the CPU count) */
+	int in_thread_faults;    /* uffd: a faulting thread fills its own miss (see README: system
+	                            calls on non-resident mapped memory then fail with EFAULT) */
 };
 
 #define DIMMAP_MIN_BUFFER_PAGES 16u
