@@ -76,13 +76,7 @@ void UffdEngine::evict() {
     bool pending_zap = false;
     for (uint32_t i = 0; i < n; ++i) pending_zap |= pages_[batch_[i]].flags & F_ZAP;
     if (pending_zap) flush_zaps();  // no page may stay mapped while it is written or freed
-    // Dirty pages are write-protected before the look at the page table: a write after it
-    // faults to the server (and waits for the page's recovery) instead of being lost.
     std::vector<uint32_t> dirty;
-    for (uint32_t i = 0; i < n; ++i)
-      if (pages_[batch_[i]].flags & F_DIRTY) dirty.push_back(batch_[i]);
-    protect_for_writeback(dirty);
-    dirty.clear();
     touched_since_demotion(batch_.data(), n, &touched_);
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t s = batch_[i];
@@ -91,9 +85,23 @@ void UffdEngine::evict() {
       else if (pages_[s].flags & F_DIRTY)
         dirty.push_back(s);
       else
-        release_slot(s);
+        release_slot(s);  // clean pages are write-protected: a write now faults and waits
     }
     flush_frees();
+    // Dirty pages to write back are write-protected, then looked at again: a write after the
+    // protection faults to the server (and waits for the page's recovery) instead of being
+    // lost, and a page touched between the two looks stays. (Protecting before the first
+    // look cost the recovered pages a second first-write fault.)
+    protect_for_writeback(dirty);
+    touched_since_demotion(dirty.data(), dirty.size(), &touched_);
+    size_t kept = 0;
+    for (size_t i = 0; i < dirty.size(); ++i) {
+      if (touched_[i])
+        recover(dirty[i]);
+      else
+        dirty[kept++] = dirty[i];
+    }
+    dirty.resize(kept);
     if (!dirty.empty()) submit_writes(dirty, true, nullptr);
   }
 }
