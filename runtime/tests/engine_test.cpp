@@ -377,7 +377,7 @@ TEST(Engine, PrefetchedPagesArriveMappedWithoutFaults) {
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
 }
 
-// Read-ahead maps adjacent pages in runs (one read, one UFFDIO_CONTINUE): they must still
+// Read-ahead stores adjacent pages in runs (one read, one pwrite): they must still
 // be write-protected, so first writes are tracked and reach the file, and a partial last
 // page of the file reads as zeros past its end.
 TEST(Engine, PrefetchedRunsTrackWritesAndZeroTheFilesTail) {
