@@ -115,6 +115,7 @@ struct Region {
   // The mapped range of the file was one hole when mapped (e.g. a fresh scratch file): pages
   // never written back since are zeros and are filled without reading storage.
   bool fresh = false;
+  bool premarked = false;  // write_protects() and every entry marked at map time (see map)
   std::vector<bool> written;  // fresh only: page written back at least once
   BackingFile file;
   unsigned loads = 0;     // reads in flight

@@ -58,12 +58,13 @@ ssize_t UffdEngine::check_read(Region* r, size_t first_page, char* data, size_t 
 }
 
 // Puts filled pages into the memfd (allocating them without mapping them anywhere). Pages
-// of write-protected mappings get a uffd-wp marker in their empty page-table entries first:
-// a thread that maps one before it is woken still meets the first-write fault. Returns 0
-// or -errno.
+// of write-protected mappings have a uffd-wp marker in their empty page-table entries (put
+// there at map time, or here first): a thread that maps one before it is woken still meets
+// the first-write fault. Returns 0 or -errno.
 int UffdEngine::store(Region* r, size_t first_page, const char* data, size_t npages, bool write) {
   const size_t len = npages * page_size_;
-  if (r->write_protects() && !write) uffd_writeprotect(uffd_, r->page_addr(first_page, page_size_), len, true);
+  if (r->write_protects() && !r->premarked && !write)
+    uffd_writeprotect(uffd_, r->page_addr(first_page, page_size_), len, true);
   const ssize_t n = pwrite(r->memfd, data, len, static_cast<off_t>(first_page * page_size_));
   if (n != static_cast<ssize_t>(len)) return n < 0 ? -errno : -ENOMEM;
   return 0;
@@ -279,6 +280,8 @@ void UffdEngine::fail_page(Region* r, size_t page, uint32_t tid, int err) {
 void UffdEngine::poison_page(Region* r, size_t page, uint32_t tid) {
   char* addr = r->page_addr(page, page_size_);
   madvise(r->alias + page * page_size_, page_size_, MADV_REMOVE);  // drop a half-filled page
+  // UFFDIO_POISON needs an empty entry: a write-protect marker goes first.
+  if (r->write_protects()) uffd_writeprotect(uffd_, addr, page_size_, false, false);
   if (features_.poison && uffd_poison(uffd_, addr, page_size_) == 0) return;
   // No UFFDIO_POISON (kernel < 6.6): signal the faulting thread, then let it retry.
   if (tid) syscall(SYS_tgkill, getpid(), tid, SIGBUS);

@@ -122,11 +122,11 @@ int uffd_wake(int uffd, void* addr, size_t len) {
   return ioctl_errno(uffd, UFFDIO_WAKE, &range);
 }
 
-int uffd_writeprotect(int uffd, void* addr, size_t len, bool wp) {
+int uffd_writeprotect(int uffd, void* addr, size_t len, bool wp, bool wake) {
   struct uffdio_writeprotect w = {};
   w.range.start = reinterpret_cast<uintptr_t>(addr);
   w.range.len = len;
-  w.mode = wp ? UFFDIO_WRITEPROTECT_MODE_WP : 0;
+  w.mode = (wp ? UFFDIO_WRITEPROTECT_MODE_WP : 0) | (wake ? 0 : UFFDIO_WRITEPROTECT_MODE_DONTWAKE);
   for (;;) {
     int rc = ioctl_errno(uffd, UFFDIO_WRITEPROTECT, &w);
     if (rc != -EAGAIN) return rc;

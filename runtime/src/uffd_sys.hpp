@@ -31,10 +31,10 @@ int uffd_register(int uffd, void* addr, size_t len, bool wp);
 int uffd_unregister(int uffd, void* addr, size_t len);
 
 int uffd_wake(int uffd, void* addr, size_t len);
-// Sets (wp) or clears write protection; clearing also wakes waiting threads. On shmem,
+// Sets (wp) or clears write protection; clearing also wakes waiting threads unless !wake. On shmem,
 // setting it on an empty page-table entry leaves a marker there, so the page is mapped
 // write-protected when the kernel maps it later; clearing removes the marker.
-int uffd_writeprotect(int uffd, void* addr, size_t len, bool wp);
+int uffd_writeprotect(int uffd, void* addr, size_t len, bool wp, bool wake = true);
 // Installs a poison marker so accesses raise SIGBUS (and wakes waiters).
 int uffd_poison(int uffd, void* addr, size_t len);
 
