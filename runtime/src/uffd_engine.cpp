@@ -183,8 +183,6 @@ int UffdEngine::map(void* hint, size_t length, int prot, int flags, int fd, off_
   madvise(r->addr, r->length, MADV_DONTFORK);
   madvise(r->alias, r->length, MADV_DONTFORK);
   madvise(r->addr, r->length, MADV_NOHUGEPAGE);
-  // Linux read-ahead on the memfd means nothing: the kernel maps only what the engine stored.
-  madvise(r->addr, r->length, MADV_NORMAL);
   if (r->writable && !r->track_dirty)
     log(LogLevel::warn, "'%s': kernel lacks userfaultfd write-protect on shmem: every page will be written back",
         path);
