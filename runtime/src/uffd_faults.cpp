@@ -172,7 +172,10 @@ void UffdEngine::on_missing(Region* r, size_t page, bool write, uint32_t tid, bo
 }
 
 // The first write to a write-protected page: it is dirty from now on. A page on its way out
-// keeps the writer waiting until its writeback is done and it is recovered.
+// keeps the writer waiting until its writeback is done and it is recovered. So does a page
+// still being stored (visible in the memfd, not yet loaded for the policy): msync passes
+// over loading pages, so a write let through now could be missed by an msync that returns
+// before the load ends; the load lets it through as a write fill.
 void UffdEngine::handle_write_protect_fault(Region* r, size_t page) {
   st_.write_faults++;
   char* addr = r->page_addr(page, page_size_);
@@ -183,6 +186,10 @@ void UffdEngine::handle_write_protect_fault(Region* r, size_t page) {
   }
   if (pages_[s].state == DMP_LEAVING) {
     pages_[s].flags |= F_WANTED | F_WP_WAIT;
+    return;
+  }
+  if (pages_[s].state == DMP_LOADING) {
+    pages_[s].flags |= F_LOAD_WRITE;
     return;
   }
   pages_[s].flags |= F_DIRTY | F_WRITABLE;
