@@ -136,6 +136,20 @@ Region* UffdEngine::region_by_addr(uintptr_t a) const {
   return a < reinterpret_cast<uintptr_t>(r->addr) + r->length ? r : nullptr;
 }
 
+// The mapping holding addr (lock held) and the pages [*first, *end) of [addr, addr+length)
+// in it; null, with fail() set naming `call`, if addr is in no mapping.
+Region* UffdEngine::region_range(void* addr, size_t length, const char* call, size_t* first, size_t* end) const {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  Region* r = region_by_addr(a);
+  if (!r) {
+    fail(ENOMEM, "%s(%p): not in a dimmap mapping", call, addr);
+    return nullptr;
+  }
+  *first = (a - reinterpret_cast<uintptr_t>(r->addr)) / page_size_;
+  *end = std::min(r->npages, *first + (length + page_size_ - 1) / page_size_);
+  return r;
+}
+
 Region* UffdEngine::region_of_slot(uint32_t s) const {
   return by_id_.at(static_cast<uint32_t>(pages_[s].key >> kRegionShift));
 }
@@ -259,13 +273,12 @@ int UffdEngine::prefetch(const struct iovec* ranges, size_t n) {
 }
 
 int UffdEngine::discard(void* addr, size_t length) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  if (a % page_size_) return fail(EINVAL, "dimmap_discard(%p): address not page aligned", addr);
+  if (reinterpret_cast<uintptr_t>(addr) % page_size_)
+    return fail(EINVAL, "dimmap_discard(%p): address not page aligned", addr);
   std::unique_lock<std::mutex> lock(mu_);
-  Region* r = region_by_addr(a);
-  if (!r) return fail(ENOMEM, "dimmap_discard(%p): not in a dimmap mapping", addr);
-  const size_t first = (a - reinterpret_cast<uintptr_t>(r->addr)) / page_size_;
-  const size_t end = std::min(r->npages, first + (length + page_size_ - 1) / page_size_);
+  size_t first = 0, end = 0;
+  Region* r = region_range(addr, length, "dimmap_discard", &first, &end);
+  if (!r) return -ENOMEM;
   io_done_.wait(lock, [r] { return r->loads == 0 && r->writes == 0; });
   for (uint32_t s : slots_in(r, first, end)) {
     if (pages_[s].flags & DMP_F_BUSY) continue;  // an msync is writing it: it stays

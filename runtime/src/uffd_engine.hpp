@@ -210,6 +210,7 @@ class UffdEngine final : public Engine {
 
   // ---- fills and read-ahead (uffd_fills.cpp) ----
   void start_fill(Region* r, size_t page, bool write, uint32_t tid, bool prefetch = false);
+  char* begin_read(Region* r, uint32_t slot, bool write, uint32_t tid);
   void finish_read(uint32_t slot, ssize_t result);
   ssize_t check_read(Region* r, size_t first_page, char* data, size_t len, ssize_t result);
   int store(Region* r, size_t first_page, const char* data, size_t npages, bool write);
@@ -251,6 +252,7 @@ class UffdEngine final : public Engine {
   // ---- helpers (uffd_engine.cpp) ----
   Region* region_by_addr(uintptr_t a) const;
   Region* region_of_slot(uint32_t slot) const;
+  Region* region_range(void* addr, size_t length, const char* call, size_t* first, size_t* end) const;
   size_t page_of_slot(uint32_t slot) const { return pages_[slot].key & ((1ull << kRegionShift) - 1); }
   uint64_t key_of(const Region* r, size_t page) const { return (uint64_t(r->id) << kRegionShift) | page; }
   char* app_addr(uint32_t slot) const { return region_of_slot(slot)->addr + page_of_slot(slot) * page_size_; }

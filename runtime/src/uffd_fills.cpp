@@ -35,14 +35,20 @@ void UffdEngine::start_fill(Region* r, size_t page, bool write, uint32_t tid, bo
     fill_zero(r, s, page, write);
     return;
   }
+  queue_read(r, begin_read(r, s, write, tid), page_size_, r->file_offset + page * page_size_, s);
+}
+
+// The bookkeeping of a page read about to start (reads in flight < io_depth, so a staging
+// page is free): returns the staging page the read goes to. finish_read undoes it.
+char* UffdEngine::begin_read(Region* r, uint32_t s, bool write, uint32_t tid) {
   if (write) pages_[s].flags |= F_LOAD_WRITE;
   load_tid_[s] = tid;
-  const uint32_t k = staging_free_.back();  // reads in flight < io_depth: one is free
+  const uint32_t k = staging_free_.back();
   staging_free_.pop_back();
   load_staging_[s] = k;
   reads_in_flight_++;
   r->loads++;
-  queue_read(r, staging_ + size_t(k) * page_size_, page_size_, r->file_offset + page * page_size_, s);
+  return staging_ + size_t(k) * page_size_;
 }
 
 // Checks a finished read of `len` bytes at `first_page` and zeros what lies past the file's
@@ -226,12 +232,7 @@ void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
     f &= ~F_LOAD_WRITE;
     demote(dmp_loaded(&policy_, slots[i]));
   }
-  struct Wake {
-    char* addr;
-    size_t len;
-    bool unprotect;
-  };
-  std::vector<Wake> wakes;
+  std::vector<std::pair<char*, size_t>> wakes;  // plain wake-ups, done after the lock
   for (size_t i = 0, j; i < n; i = j) {
     for (j = i; j < n && !held[j] && write[j] == write[i]; ++j) {
     }
@@ -243,10 +244,10 @@ void UffdEngine::finish_read_run(size_t idx, ssize_t result) {
     if (unprotect)  // under the lock, as in finish_read
       wake_stored(r->page_addr(first + i, page_size_), (j - i) * page_size_, true);
     else
-      wakes.push_back({r->page_addr(first + i, page_size_), (j - i) * page_size_, false});
+      wakes.emplace_back(r->page_addr(first + i, page_size_), (j - i) * page_size_);
   }
   lock.unlock();
-  for (const Wake& w : wakes) wake_stored(w.addr, w.len, w.unprotect);
+  for (const auto& [addr, len] : wakes) uffd_wake(uffd_, addr, len);
   lock.lock();
   r->loads--;
   io_done_.notify_all();

@@ -110,13 +110,10 @@ bool UffdEngine::serve_in_thread(uintptr_t a, bool write) {
       sched_yield();
       return true;
     default:
-      if (write && r->write_protects()) {  // the first write: dirty from now on
-        st_.write_faults++;
-        pages_[s].flags |= F_DIRTY | F_WRITABLE;
-        uffd_writeprotect(uffd_, r->page_addr(page, page_size_), page_size_, false);
-      } else {
+      if (write && r->write_protects())
+        handle_write_protect_fault(r, page);  // the first write: dirty from now on
+      else
         st_.hits++;  // stored meanwhile
-      }
       return true;
   }
 }
@@ -146,14 +143,7 @@ void UffdEngine::fill_in_thread(Region* r, size_t page, bool write, std::unique_
     if (wake) wake_server();
     return;
   }
-  if (write) pages_[s].flags |= F_LOAD_WRITE;
-  load_tid_[s] = static_cast<uint32_t>(syscall(SYS_gettid));
-  const uint32_t k = staging_free_.back();
-  staging_free_.pop_back();
-  load_staging_[s] = k;
-  reads_in_flight_++;
-  r->loads++;
-  char* buf = staging_ + size_t(k) * page_size_;
+  char* buf = begin_read(r, s, write, static_cast<uint32_t>(syscall(SYS_gettid)));
   const uint64_t off = r->file_offset + page * page_size_;
   const int fd = r->file.read_fd();
   lock.unlock();

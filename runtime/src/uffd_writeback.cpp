@@ -230,13 +230,12 @@ int UffdEngine::write_back(Region* r, size_t first, size_t end, std::unique_lock
 
 int UffdEngine::sync(void* addr, size_t length, int flags) {
   if ((flags & MS_ASYNC) && (flags & MS_SYNC)) return fail(EINVAL, "dimmap_msync: both MS_ASYNC and MS_SYNC");
-  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  if (a % page_size_) return fail(EINVAL, "dimmap_msync(%p): address not page aligned", addr);
+  if (reinterpret_cast<uintptr_t>(addr) % page_size_)
+    return fail(EINVAL, "dimmap_msync(%p): address not page aligned", addr);
   std::unique_lock<std::mutex> lock(mu_);
-  Region* r = region_by_addr(a);
-  if (!r) return fail(ENOMEM, "dimmap_msync(%p): not in a dimmap mapping", addr);
-  const size_t first = (a - reinterpret_cast<uintptr_t>(r->addr)) / page_size_;
-  const size_t end = std::min(r->npages, first + (length + page_size_ - 1) / page_size_);
+  size_t first = 0, end = 0;
+  Region* r = region_range(addr, length, "dimmap_msync", &first, &end);
+  if (!r) return -ENOMEM;
   int err = 0;
   if (r->writable) err = write_back(r, first, end, lock);
   if (flags & MS_INVALIDATE) {
