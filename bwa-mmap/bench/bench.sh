@@ -7,7 +7,7 @@
 #     synthetic genome): index wall time of `bwa index` vs `bwa-mmap index --placement=mmap`
 #     with the default --min-alloc (64M) and with --min-alloc=1M (every big array in a file);
 #     `bwa mem -t 2` vs `bwa-mmap mem -t 2 --placement=mmap` throughput (reads/s) on wgsim
-#     pairs. Targets (issue 7): index <= 1.10x, mem >= 0.95x.
+#     pairs. Targets: index <= 1.10x, mem >= 0.95x.
 #  2. Index bigger than the memory budget (synthetic genome, -a bwtsw; quick: 8M bases under
 #     a 32M cgroup, where bwa index peaks near 54M; full: 16M bases under 64M): index time for
 #     --placement=mmap and --placement=dimmap (buffer = half the budget), every array of 1M or

@@ -1,7 +1,7 @@
 /*
  * hpmmap.h - an HPMMAP-style memory arena: large pages, reserved on request at start.
  *
- * After HPMMAP (Kocoloski and Lange, ../shared/papers/hpmmap-2015.txt): Linux hands memory
+ * After HPMMAP (Kocoloski and Lange, 2015): Linux hands memory
  * out by demand paging, so an application pays a page fault for every page it first
  * touches, and with transparent huge pages also for khugepaged merges at random moments,
  * and both get slower and more variable under a competing workload. An arena instead
