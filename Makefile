@@ -4,12 +4,13 @@
 #                the sanitizer and fuzz passes of scripts/sanitizer-passes (what CI runs)
 #   make test-sanitizers   only those passes (SANITIZER_PASSES="asan tsan fuzz" by default)
 #   make demo    setup + build + the quick placement comparison (tables and plots)
+#   make dkms-install / dkms-remove   dimmap.ko through DKMS for the running kernel (root)
 PRESET ?= ci
 BUILD := build/$(PRESET)
 CTEST_ARGS ?=
 SANITIZER_PASSES ?= asan tsan fuzz
 
-.PHONY: setup build test test-sanitizers demo clean
+.PHONY: setup build test test-sanitizers demo clean dkms-install dkms-remove
 setup:
 	@scripts/setup
 
@@ -29,6 +30,12 @@ test-sanitizers: setup
 
 demo: build
 	$(BUILD)/apps/compare/dimmap-compare all --quick --out=results/quick
+
+dkms-install:
+	runtime/kernel/scripts/dkms.sh install
+
+dkms-remove:
+	runtime/kernel/scripts/dkms.sh remove
 
 clean:
 	rm -rf build

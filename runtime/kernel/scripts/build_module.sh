@@ -1,6 +1,7 @@
 #!/bin/sh
-# build_module.sh OUTDIR - builds dimmap.ko with W=1 in OUTDIR against the headers of
-# scripts/find_kernel.sh's release and fails on any compiler warning. The sources of
+# build_module.sh OUTDIR [KERNEL_ROOT] - builds dimmap.ko with W=1 in OUTDIR against the
+# headers of the kernel under KERNEL_ROOT (default: this machine's, scripts/find_kernel.sh's
+# release; or a tree unpacked by fetch_kernel.sh) and fails on any compiler warning. The sources of
 # runtime/kernel, the shared policy (runtime/policy) and the uapi header are linked into
 # OUTDIR, so the module compiles the very same policy source as libdimmap. Exit 77 (skip)
 # without kernel headers and image (scripts/setup installs them, as CI does).
@@ -8,9 +9,11 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kernel=$(dirname "$here")
 runtime=$(dirname "$kernel")
-out=${1:?usage: build_module.sh OUTDIR}
-rel=$("$here/find_kernel.sh") || exit 77	# no kernel headers here: skipped
-kdir=/lib/modules/$rel/build
+out=${1:?usage: build_module.sh OUTDIR [KERNEL_ROOT]}
+. "$here/kernel_env.sh"
+kernel_env "${2:-}" || exit 77	# no kernel headers here: skipped
+rel=$krel
+kdir=$kbuild
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -1,8 +1,11 @@
 #!/bin/sh
 # run_vm_tests.sh - boots the dimmap.ko tests in a qemu VM (TCG) and checks the result.
 #
-#   run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--bench | --bench-only] [--keep]
+#   run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--kernel-root=DIR]
+#                   [--bench | --bench-only] [--keep]
 #
+# --kernel-root: boot the kernel installed under DIR (a tree unpacked by fetch_kernel.sh;
+# the module must be built for it) instead of this machine's newest one.
 # --bin holds the static programs (dimmap-vmtest, dimmapctl-static, dimmap-api-vmtest
 # and, for --bench, lriot-static). The host writes two disk images with a known pattern,
 # packs a busybox initramfs with the module, the virtio drivers of the kernel it boots
@@ -14,12 +17,13 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 kernel_dir=$(dirname "$here")
-module="" bin="" work="" bench=0 bench_only=0 keep=0
+module="" bin="" work="" kroot="" bench=0 bench_only=0 keep=0
 for arg in "$@"; do
 	case $arg in
 	--module=*) module=${arg#*=} ;;
 	--bin=*) bin=${arg#*=} ;;
 	--work=*) work=${arg#*=} ;;
+	--kernel-root=*) kroot=${arg#*=} ;;
 	--bench) bench=1 ;;
 	--bench-only) bench=1 bench_only=1 ;;
 	--keep) keep=1 ;;
@@ -27,7 +31,7 @@ for arg in "$@"; do
 	esac
 done
 [ -n "$module" ] && [ -n "$bin" ] && [ -n "$work" ] || {
-	echo "usage: run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--bench | --bench-only] [--keep]" >&2
+	echo "usage: run_vm_tests.sh --module=dimmap.ko --bin=DIR --work=DIR [--kernel-root=DIR] [--bench | --bench-only] [--keep]" >&2
 	exit 2
 }
 # Without qemu or a kernel image the test is skipped (77); scripts/setup installs both.
@@ -35,7 +39,9 @@ for tool in qemu-system-x86_64 cpio gzip; do
 	command -v $tool >/dev/null || { echo "run_vm_tests.sh: $tool is missing (scripts/setup installs it)" >&2; exit 77; }
 done
 [ -f "$module" ] || { echo "run_vm_tests.sh: no module at $module (run the kernel_module_build test)" >&2; exit 1; }
-rel=$("$here/find_kernel.sh") || exit 77
+. "$here/kernel_env.sh"
+kernel_env "$kroot" || exit 77
+rel=$krel
 vmtest=$bin/dimmap-vmtest
 
 # Workload sizes: each buffer (BUFFER_SIZE) is much smaller than the disks.
@@ -63,8 +69,8 @@ cp "$module" "$root/lib/dimmap.ko"
 # The virtio disk drivers and what they need, in load order (from modules.dep: a
 # module's dependencies are listed so that the last one loads first).
 dep_order() {
-	line=$(grep -E "(^|/)$1\.ko(\.xz|\.zst)?:" "/lib/modules/$rel/modules.dep") || {
-		echo "run_vm_tests.sh: $1 is not in /lib/modules/$rel/modules.dep" >&2
+	line=$(grep -E "(^|/)$1\.ko(\.xz|\.zst)?:" "$kmods/modules.dep") || {
+		echo "run_vm_tests.sh: $1 is not in $kmods/modules.dep" >&2
 		exit 1
 	}
 	echo "${line%%:*}"
@@ -79,9 +85,9 @@ while read -r path; do
 	name=$(basename "$path")
 	name=${name%%.ko*}
 	case $path in
-	*.ko) cp "/lib/modules/$rel/$path" "$root/lib/modules/$name.ko" ;;
-	*.ko.xz) xz -dc "/lib/modules/$rel/$path" > "$root/lib/modules/$name.ko" ;;
-	*.ko.zst) zstd -qdc "/lib/modules/$rel/$path" > "$root/lib/modules/$name.ko" ;;
+	*.ko) cp "$kmods/$path" "$root/lib/modules/$name.ko" ;;
+	*.ko.xz) xz -dc "$kmods/$path" > "$root/lib/modules/$name.ko" ;;
+	*.ko.zst) zstd -qdc "$kmods/$path" > "$root/lib/modules/$name.ko" ;;
 	esac
 	echo "$name" >> "$root/lib/modules/order"
 done < "$work/modules.order"
@@ -118,7 +124,7 @@ console=$work/console.log
 status=0
 # shellcheck disable=SC2086
 timeout 600 qemu-system-x86_64 -nographic -no-reboot -m 512M -smp 2 \
-	-kernel "/boot/vmlinuz-$rel" -initrd "$work/initramfs.gz" \
+	-kernel "$kimage" -initrd "$work/initramfs.gz" \
 	-append "console=ttyS0 panic=-1 oops=panic hung_task_panic=1 nosoftlockup rcupdate.rcu_cpu_stall_suppress=1 loglevel=4 rdinit=/init" \
 	-drive "file=$work/vda.img,format=raw,if=virtio" \
 	-drive "file=$work/vdb.img,format=raw,if=virtio" $drives \
