@@ -1,5 +1,6 @@
 // mem_options.cpp - bwa mem 0.7.17's options and the rules that combine them.
 #include <bwammap/mem_options.hpp>
+#include <dimmap/command_line.hpp>
 #include <dimmap/placement.hpp>
 
 #include <bwa/bwa.h>
@@ -30,13 +31,14 @@ double to_number(const std::string& field, const char* flag, const std::string& 
   errno = 0;
   const double v = std::strtod(field.c_str(), &end);
   if (field.empty() || *end != '\0' || errno != 0)
-    throw dimmap::Error(std::string(flag) + ": cannot read '" + text + "' as numbers");
+    throw dimmap::cli::UsageError(std::string(flag) + ": cannot read '" + text + "' as numbers");
   return v;
 }
 
 int to_int(const std::string& field, const char* flag, const std::string& text) {
   const double v = to_number(field, flag, text);
-  if (v != std::floor(v) || std::fabs(v) > 1e9) throw dimmap::Error(std::string(flag) + ": '" + text + "' needs integers");
+  if (v != std::floor(v) || std::fabs(v) > 1e9)
+    throw dimmap::cli::UsageError(std::string(flag) + ": '" + text + "' needs integers");
   return static_cast<int>(v);
 }
 
@@ -44,14 +46,14 @@ int to_int(const std::string& field, const char* flag, const std::string& text) 
 
 void parse_int_pair(const std::string& text, const char* flag, int* first, int* second) {
   const std::vector<std::string> f = split_fields(text);
-  if (f.size() > 2) throw dimmap::Error(std::string(flag) + ": expected INT or INT,INT, got '" + text + "'");
+  if (f.size() > 2) throw dimmap::cli::UsageError(std::string(flag) + ": expected INT or INT,INT, got '" + text + "'");
   *first = *second = to_int(f[0], flag, text);
   if (f.size() == 2) *second = to_int(f[1], flag, text);
 }
 
 void parse_insert_size(const std::string& text, mem_pestat_t* pe) {
   const std::vector<std::string> f = split_fields(text);
-  if (f.size() > 4) throw dimmap::Error("-I: expected FLOAT[,FLOAT[,INT[,INT]]], got '" + text + "'");
+  if (f.size() > 4) throw dimmap::cli::UsageError("-I: expected FLOAT[,FLOAT[,INT[,INT]]], got '" + text + "'");
   pe->failed = 0;
   pe->avg = to_number(f[0], "-I", text);
   pe->std = f.size() > 1 ? to_number(f[1], "-I", text) : pe->avg * .1;
@@ -74,7 +76,7 @@ void MemCli::add_to(CLI::App& app) {
   auto flag = [&](const char* name, bool& value, const char* help, const char* group) {
     return app.add_flag(name, value, help)->group(group);
   };
-  opt("-t,--threads", t_, "number of threads [1]", alg);
+  opt("-t,--threads", t_, "number of threads [1]", alg)->check(dimmap::cli::thread_count());
   opt("-k", k_, "minimum seed length [19]", alg);
   opt("-w", w_, "band width for banded alignment [100]", alg);
   opt("-d", d_, "off-diagonal X-dropoff [100]", alg);
@@ -139,7 +141,7 @@ MemOptions MemCli::resolve() const {
   if (given("-B")) o->b = B_, o0.b = 1;
   if (given("-T")) o->T = T_, o0.T = 1;
   if (given("-U")) o->pen_unpaired = U_, o0.pen_unpaired = 1;
-  if (given("-t")) o->n_threads = t_ > 1 ? t_ : 1;
+  if (given("-t")) o->n_threads = t_;  // 1..4096, checked while parsing
   if (P_) o->flag |= MEM_F_NOPAIRING;
   if (a_) o->flag |= MEM_F_ALL;
   if (p_) o->flag |= MEM_F_PE | MEM_F_SMARTPE;
@@ -196,11 +198,12 @@ MemOptions MemCli::resolve() const {
     for (std::string line; std::getline(in, line);) hdr = bwa_insert_header(line.c_str(), hdr);
   }
   if (given("-R")) {
-    if (R_.rfind("@RG", 0) != 0) throw dimmap::Error("-R: the read group line must start with @RG, got '" + R_ + "'");
+    if (R_.rfind("@RG", 0) != 0)
+      throw dimmap::cli::UsageError("-R: the read group line must start with @RG, got '" + R_ + "'");
     if (R_.find("\\tID:") == std::string::npos && R_.find("\tID:") == std::string::npos)
-      throw dimmap::Error("-R: the read group line has no ID field ('\\tID:...')");
+      throw dimmap::cli::UsageError("-R: the read group line has no ID field ('\\tID:...')");
     char* rg = bwa_set_rg(R_.c_str());  // also sets the RG:Z: tag libbwa adds to each record
-    if (!rg) throw dimmap::Error("-R: libbwa rejected the read group line '" + R_ + "'");
+    if (!rg) throw dimmap::cli::UsageError("-R: libbwa rejected the read group line '" + R_ + "'");
     hdr = bwa_insert_header(rg, hdr);
     std::free(rg);
   }

@@ -1,6 +1,7 @@
 // mem_options_test.cpp - bwa mem's option rules, checked against bwa mem's documented
 // behaviour (its usage text and man page), not against our own code.
 #include <bwammap/mem_options.hpp>
+#include <dimmap/command_line.hpp>
 #include <dimmap/placement.hpp>
 #include <gtest/gtest.h>
 
@@ -106,10 +107,10 @@ TEST(MemOptions, ReadTypePresetsFillOnlyWhatIsNotGiven) {
 }
 
 TEST(MemOptions, PairsAndFlags) {
-  MemOptions m = parse({"-h", "3", "-t", "0", "-p", "-a", "-M", "-Y", "-5", "-K", "100000", "-1", "-C", "-j"});
+  MemOptions m = parse({"-h", "3", "-t", "2", "-p", "-a", "-M", "-Y", "-5", "-K", "100000", "-1", "-C", "-j"});
   EXPECT_EQ(m.opt->max_XA_hits, 3);
   EXPECT_EQ(m.opt->max_XA_hits_alt, 3);
-  EXPECT_EQ(m.opt->n_threads, 1);  // -t below 1 means 1
+  EXPECT_EQ(m.opt->n_threads, 2);
   const int want = MEM_F_PE | MEM_F_SMARTPE | MEM_F_ALL | MEM_F_NO_MULTI | MEM_F_SOFTCLIP | MEM_F_PRIMARY5 |
                    MEM_F_KEEP_SUPP_MAPQ;
   EXPECT_EQ(m.opt->flag & want, want);
@@ -146,14 +147,17 @@ TEST(MemOptions, HeaderLinesThenReadGroup) {
 }
 
 TEST(MemOptions, MalformedValuesAreErrors) {
-  EXPECT_THROW(parse({"-O", "1,2,3"}), dimmap::Error);
-  EXPECT_THROW(parse({"-O", "six"}), dimmap::Error);
-  EXPECT_THROW(parse({"-I", "abc"}), dimmap::Error);
-  EXPECT_THROW(parse({"-R", "ID:x"}), dimmap::Error);
-  EXPECT_THROW(parse({"-R", "@RG\\tSM:x"}), dimmap::Error);
+  EXPECT_THROW(parse({"-O", "1,2,3"}), dimmap::cli::UsageError);
+  EXPECT_THROW(parse({"-O", "six"}), dimmap::cli::UsageError);
+  EXPECT_THROW(parse({"-I", "abc"}), dimmap::cli::UsageError);
+  EXPECT_THROW(parse({"-R", "ID:x"}), dimmap::cli::UsageError);
+  EXPECT_THROW(parse({"-R", "@RG\\tSM:x"}), dimmap::cli::UsageError);
   EXPECT_THROW(parse({"-H", "/nonexistent/header.txt"}), dimmap::Error);
   EXPECT_THROW(parse({"-x", "nanopore"}), CLI::ValidationError);
   EXPECT_THROW(parse({"-k", "x"}), CLI::ParseError);
+  // bwa turns -t 0 or -t -3 into one thread; here they are refused like every tool's bad --threads.
+  EXPECT_THROW(parse({"-t", "0"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"-t", "-3"}), CLI::ValidationError);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <bwammap/run_stats.hpp>
 
 #include <CLI/CLI.hpp>
+#include <dimmap/cli.hpp>
 
 #include <cstdio>
 #include <string>
@@ -53,11 +54,13 @@ int main(int argc, char** argv) {
       ->group("bwa index options");
   index_cmd->add_option("-p", index_opts.prefix, "prefix of the index [same as FASTA name]")->group("bwa index options");
   index_cmd->add_option("-b", block_size, "block size for the bwtsw algorithm (K/M/G suffixes ok) [10000000]")
+      ->check(dimmap::cli::size_check())
       ->group("bwa index options");
   index_cmd->add_flag("-6", index_opts.is_64, "index files named as <in.fasta>.64.* instead of <in.fasta>.*")
       ->group("bwa index options");
   index_cmd->add_option("--min-alloc", min_alloc, "libbwa allocations at least this big go to the placement (smaller ones, such as\n"
                         "bwtsw's workspace of about 5x -b, stay in RAM)")
+      ->check(dimmap::cli::size_check(/*allow_zero=*/true))
       ->capture_default_str()
       ->group("Placement");
   index_cmd->add_option("fasta", index_opts.fasta, "reference FASTA (gz ok)")->required();
@@ -71,16 +74,12 @@ int main(int argc, char** argv) {
   mem_cli.add_to(*mem_cmd);
   mem_plan.add_to(*mem_cmd);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
 
   try {
     if (*index_cmd) {
       const uint64_t block = dimmap::parse_size(block_size, "-b");
-      if (block == 0 || block > 0x7fffffff) throw dimmap::Error("-b: block size must be between 1 and 2G-1");
+      if (block > 0x7fffffff) throw dimmap::cli::UsageError("-b: block size '" + block_size + "' is above 2G-1");
       index_opts.block_size = static_cast<int>(block);
       index_opts.min_alloc = dimmap::parse_size(min_alloc, "--min-alloc");
       const bwammap::IndexReport r = bwammap::build_index(index_opts, index_plan);
@@ -108,6 +107,8 @@ int main(int argc, char** argv) {
         print_buffer_stats("mem", mem_plan);
       }
     }
+  } catch (const dimmap::cli::UsageError& e) {
+    return dimmap::cli::report_usage_error(app, e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bwa-mmap: %s\n", e.what());
     return 1;

@@ -100,11 +100,20 @@ class CsrWriter {
   }
 };
 
-void make_dir(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    throw GraphError("cannot create directory '" + dir + "': " + std::strerror(errno));
+// Returns true when it created the directory (false: it was already there).
+bool make_dir(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return true;
+  if (errno != EEXIST) throw GraphError("cannot create directory '" + dir + "': " + std::strerror(errno));
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw GraphError("'" + dir + "' is not a directory");
+  return false;
+}
+
+// A graph with no edges is no use to BFS (no root to start from): name the input and why.
+void check_has_edges(const std::string& path, const CsrInfo& info) {
+  if (info.input_edges == 0) throw GraphError("'" + path + "': no edges (the edge list is empty)");
+  throw GraphError("'" + path + "': no edges besides self-loops (all " + std::to_string(info.input_edges) +
+                   " input edges are self-loops, which are dropped)");
 }
 
 // k-way merge of the runs with duplicate removal.
@@ -139,13 +148,8 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, uint64_t memory_bytes, 
   }
 }
 
-}  // namespace
-
-IngestReport ingest_edges(const IngestOptions& opt) {
-  if (opt.vertices > kMaxVertices)
-    throw GraphError("--vertices " + std::to_string(opt.vertices) + " is more than this CSR supports (2^32 - 1)");
-  make_dir(opt.out_dir);
-  ::unlink(info_file(opt.out_dir).c_str());  // the directory is not a valid graph until we finish
+// The ingest itself; ingest_edges made the output directory and cleans up if this throws.
+IngestReport ingest_into(const IngestOptions& opt) {
   const std::string tmp_dir = opt.tmp_dir.empty() ? opt.out_dir : opt.tmp_dir;
 
   auto reader = open_edge_reader(opt.edges_path, opt.format);
@@ -191,6 +195,7 @@ IngestReport ingest_edges(const IngestOptions& opt) {
     if (done) break;
   }
   progress.finish();
+  if (runs.empty() && used == 0) check_has_edges(opt.edges_path, info);
   info.vertices = opt.vertices ? opt.vertices : (info.input_edges ? max_id + 1 : 0);
 
   CsrWriter writer(opt.out_dir, info.vertices);
@@ -206,6 +211,25 @@ IngestReport ingest_edges(const IngestOptions& opt) {
   runs.clear();
   info.write(opt.out_dir);
   return report;
+}
+
+}  // namespace
+
+IngestReport ingest_edges(const IngestOptions& opt) {
+  if (opt.vertices > kMaxVertices)
+    throw GraphError("--vertices " + std::to_string(opt.vertices) + " is more than this CSR supports (2^32 - 1)");
+  const bool created = make_dir(opt.out_dir);
+  ::unlink(info_file(opt.out_dir).c_str());  // the directory is not a valid graph until we finish
+  try {
+    return ingest_into(opt);
+  } catch (...) {
+    // A failed ingest leaves no output: its temporary files are gone already (OutputFile, Run);
+    // this removes CSR files it may have committed and the directory if this run made it.
+    ::unlink(vertex_file(opt.out_dir).c_str());
+    ::unlink(edge_file(opt.out_dir).c_str());
+    if (created) ::rmdir(opt.out_dir.c_str());
+    throw;
+  }
 }
 
 }  // namespace graph

@@ -63,11 +63,14 @@ cmp "$work/g/edge.dat" "$work/g2/edge.dat" && cmp "$work/g/vertex.dat" "$work/g2
 # 4. Errors: clear message naming the file, non-zero exit, no graph left behind.
 head -c 24 "$work/a.bin" >"$work/odd.bin"
 expect_error "odd.bin' is 24 bytes, not a whole number of 16-byte edges" "$bin/graph-ingest" --edges="$work/odd.bin" --out="$work/bad1"
-[[ ! -e "$work/bad1/graph.info" ]] || fail "graph.info written for bad input"
+[[ ! -e "$work/bad1" ]] || fail "output directory left behind for bad input"
 printf '0 1\n2 three\n' >"$work/bad.txt"
 expect_error "bad.txt' line 2: non-numeric vertex id" "$bin/graph-ingest" --edges="$work/bad.txt" --out="$work/bad2"
 expect_error "beyond --vertices=100" "$bin/graph-ingest" --edges="$work/a.bin" --vertices=100 --out="$work/bad3"
-[[ ! -e "$work/bad3/graph.info" ]] || fail "graph.info written for out-of-range ids"
+[[ ! -e "$work/bad3" ]] || fail "output directory left behind for out-of-range ids"
+: >"$work/none.bin"
+expect_error "none.bin': no edges" "$bin/graph-ingest" --edges="$work/none.bin" --out="$work/bad4"
+[[ ! -e "$work/bad4" ]] || fail "output directory left behind for an empty edge list"
 expect_error "is not a graph directory" "$bin/bfs" --graph="$work/storage"
 expect_error "--source 5000 is not a vertex" "$bin/bfs" --graph="$work/g" --source=5000
 expect_error "placement" "$bin/bfs" --graph="$work/g" --placement=sideways

@@ -119,8 +119,28 @@ TEST(Ingest, IdBeyondVerticesIsAnErrorAndLeavesNoGraph) {
     EXPECT_NE(std::string(e.what()).find("edge 1 (1, 9)"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--vertices=5"), std::string::npos) << e.what();
   }
-  EXPECT_FALSE(std::filesystem::exists(info_file(dir / "g")));
+  EXPECT_FALSE(std::filesystem::exists(dir / "g")) << "a failed ingest must not leave its output directory";
   EXPECT_THROW(CsrInfo::read(dir / "g"), GraphError);
+}
+
+// No edges (or only self-loops, which are dropped) is an error naming the file, not a 0-edge graph.
+TEST(Ingest, NoEdgesIsAnErrorNamingTheFile) {
+  test::TempDir dir("ingest-empty");
+  test::write_edges(dir / "empty.bin", {});
+  test::write_edges(dir / "loops.bin", {{3, 3}, {4, 4}});
+  for (const char* name : {"empty.bin", "loops.bin"}) {
+    try {
+      ingest_edges(options(dir / name, dir / "g"));
+      FAIL() << name << ": expected an error";
+    } catch (const GraphError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + "': no edges"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "g")) << name;
+  }
+  // A directory that was there before stays, without CSR files.
+  std::filesystem::create_directories(dir / "kept");
+  EXPECT_THROW(ingest_edges(options(dir / "empty.bin", dir / "kept")), GraphError);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "kept"));
 }
 
 TEST(Ingest, NonNumericTextIsAnError) {

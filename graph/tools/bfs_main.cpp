@@ -4,6 +4,7 @@
 #include <graph/mpi_comm.hpp>
 
 #include <CLI/CLI.hpp>
+#include <dimmap/command_line.hpp>
 
 #include <iostream>
 #include <memory>
@@ -28,8 +29,8 @@ int main(int argc, char** argv) {
     app.add_option(std::string("--place-") + graph::to_string(f), opt.placement.overrides[static_cast<size_t>(f)],
                    std::string("override the ") + graph::to_string(f) + " file: memory, storage, mmap or dimmap")
         ->check(CLI::IsMember({"memory", "storage", "mmap", "dimmap"}));
-  app.add_option("--threads", opt.threads, "OpenMP threads per rank; more than cores is fine (0 = one per core)")
-      ->capture_default_str();
+  app.add_option("--threads", opt.threads, "OpenMP threads per rank; more than cores is fine [one per core]")
+      ->check(dimmap::cli::thread_count());
   app.add_option("--sort-batch", opt.sort_batch,
                  "queue chunks (1022 visitors each) a thread expands at once in vertex order "
                  "(0 = 4 when the graph is on storage, else 1)")
@@ -50,14 +51,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    code = comm.rank() == 0 ? app.exit(e) : (e.get_exit_code() ? 1 : 0);
-    return code;
+    // Every rank parses the same arguments; only rank 0 prints.
+    if (comm.rank() == 0) return dimmap::cli::exit_status(app, e);
+    return e.get_exit_code() ? dimmap::cli::kExitUsage : 0;
   }
   try {
     if (*src) opt.source = source;
     if (opt.flags.memory_dir == "anonymous") opt.flags.memory_dir.clear();  // '' is awkward on command lines
     const graph::BfsSummary s = graph::run_bfs(opt, comm, std::cout);
-    if (opt.validate && !s.all_valid) code = 2;
+    if (opt.validate && !s.all_valid) code = dimmap::cli::kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "bfs" << (comm.size() > 1 ? " (rank " + std::to_string(comm.rank()) + ")" : "") << ": " << e.what()
               << "\n";

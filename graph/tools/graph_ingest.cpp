@@ -1,6 +1,7 @@
 // graph-ingest: edge list (binary, text, HDF5) -> undirected CSR graph directory.
 #include <graph/ingest.hpp>
 
+#include <dimmap/cli.hpp>
 #include <dimmap/placement.hpp>
 
 #include <CLI/CLI.hpp>
@@ -23,11 +24,12 @@ int main(int argc, char** argv) {
   app.add_option("--vertices", opt.vertices, "number of vertices; ids must be below it (default: largest id + 1)");
   app.add_option("--out", opt.out_dir, "output graph directory")->required();
   app.add_option("--memory", memory, "memory for sorting; larger inputs go through sorted runs on disk")
+      ->check(dimmap::cli::size_check())
       ->capture_default_str();
   app.add_option("--tmp-dir", opt.tmp_dir, "directory for sorted runs (default: --out)");
-  app.add_option("--threads", opt.threads, "sorting threads")->capture_default_str();
+  app.add_option("--threads", opt.threads, "sorting threads")->check(dimmap::cli::thread_count())->capture_default_str();
   app.add_flag("--quiet", quiet, "no progress on stderr");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
   try {
     opt.format = format == "auto" ? graph::guess_edge_format(opt.edges_path) : graph::parse_edge_format(format);
     opt.memory_bytes = dimmap::parse_size(memory, "--memory");

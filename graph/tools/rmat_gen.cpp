@@ -1,6 +1,7 @@
 // rmat-gen: Graph500 Kronecker / SSCA#2 R-MAT edge lists (Graph500 binary int64 pairs).
 #include <graph/rmat.hpp>
 
+#include <dimmap/command_line.hpp>
 #include <dimmap/placement.hpp>
 
 #include <CLI/CLI.hpp>
@@ -25,11 +26,13 @@ int main(int argc, char** argv) {
   app.add_option("--format", format, "bin (Graph500 int64 pairs), text or hdf5; auto = from the extension")
       ->check(CLI::IsMember({"auto", "bin", "text", "hdf5"}))
       ->capture_default_str();
-  app.add_option("--threads", threads, "generator threads (the output does not depend on it)")->capture_default_str();
+  app.add_option("--threads", threads, "generator threads (the output does not depend on it)")
+      ->check(dimmap::cli::thread_count())
+      ->capture_default_str();
   app.add_flag("--no-permute", [&](int64_t) { p.permute_vertices = false; }, "keep R-MAT vertex ids (no permutation)");
   app.add_flag("--no-shuffle", [&](int64_t) { p.shuffle_edges = false; }, "keep generation order (no edge shuffle)");
   app.add_flag("--quiet", quiet, "no progress on stderr");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
   try {
     p.variant = graph::parse_rmat_variant(variant);
     const graph::RmatGenerator gen(p);

@@ -270,6 +270,8 @@ int run_classify(ClassifyCommand& cmd) {
       }
     }
     if (!pool.empty()) classify_first(pool.size());
+    // Every rank reads the whole input, so all of them see this alike.
+    if (batches == 0) fail_at(cmd.reads, 0, "no reads (the file is empty)");
     out.close();
     if (!out) fail_at(rank_file.path, 0, "cannot write output file");
     seconds = now_seconds() - t1;

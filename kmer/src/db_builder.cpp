@@ -191,6 +191,12 @@ BuildStats build_database(const BuildOptions& o) {
   stream.write(pending.data(), pending.size() * sizeof(StreamRecord));
   stream.close();
   values.close();
+  // A DB without k-mers classifies nothing: genomes shorter than k, or without k A/C/G/T bases
+  // in a row. Refused before any output is written.
+  if (stats.kmers == 0)
+    fail_at(o.genome_list, 0, "no " + std::to_string(o.k) + "-mers in its " + std::to_string(genomes.size()) +
+                                  " genome(s) of " + std::to_string(stats.bases) + " bases in all (a k-mer needs " +
+                                  std::to_string(o.k) + " A/C/G/T bases in a row)");
   stats.partitions = parts.partitions_processed();
   stats.lists = values.lists();
 

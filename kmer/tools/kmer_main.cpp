@@ -9,10 +9,10 @@
 #include <kmer/error.hpp>
 
 #include <CLI/CLI.hpp>
+#include <dimmap/cli.hpp>
 #include <dimmap/dimmap.h>
 
 #include <cstdio>
-#include <sstream>
 
 namespace {
 
@@ -24,25 +24,6 @@ void add_placement(CLI::App* app, kmer::DbPlacementOptions& p) {
       ->capture_default_str();
   p.flags.add_to(*app);
   app->add_flag("--advise-random", p.advise_random, "mmap backend: MADV_RANDOM on the DB (no readahead)");
-}
-
-std::vector<unsigned> parse_list(const std::string& text) {
-  std::vector<unsigned> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t used = 0;
-    unsigned long v = 0;
-    try {
-      v = std::stoul(item, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != item.size() || v == 0 || v > 4096) throw CLI::ValidationError("--threads", "bad thread count '" + item + "'");
-    out.push_back(static_cast<unsigned>(v));
-  }
-  if (out.empty()) throw CLI::ValidationError("--threads", "empty list");
-  return out;
 }
 
 // --lookup-batch: a count with an optional binary suffix (K, M, G as in sizes), 1..2^31;
@@ -80,11 +61,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   b->add_option("--out", build.out, "Output DB file (written under a temporary name, renamed at the end)")->required();
-  b->add_option("--memory", memory, "Memory budget for sorting partitions (e.g. 512M, 4G)")->capture_default_str();
+  b->add_option("--memory", memory, "Memory budget for sorting partitions (e.g. 512M, 4G)")
+      ->check(dimmap::cli::size_check())
+      ->capture_default_str();
   b->add_option("--max-taxa", build.max_taxa, "Longer taxa lists are reduced toward their LCA (0 = no limit)")
       ->capture_default_str();
   b->add_option("--temp-dir", build.temp_dir, "Scratch directory (default: the output's directory)");
-  b->add_option("--threads", build.threads, "Threads for scanning genomes (0 = all)");
+  b->add_option("--threads", build.threads, "Threads for scanning genomes [one per core]")
+      ->check(dimmap::cli::thread_count());
   b->add_flag("--quiet", quiet, "No progress bar");
 
   kmer::ClassifyCommand cls;
@@ -92,7 +76,7 @@ int main(int argc, char** argv) {
   c->add_option("--db", cls.db, "k-mer DB (kmer build)")->required();
   c->add_option("--reads", cls.reads, "Reads: FASTA or FASTQ, plain or gzip")->required();
   c->add_option("--out", cls.out, "Output prefix")->required();
-  c->add_option("--threads", cls.threads, "OpenMP threads (0 = all)");
+  c->add_option("--threads", cls.threads, "OpenMP threads [one per core]")->check(dimmap::cli::thread_count());
   c->add_option("--k", cls.expected_k, "Fail unless the DB was built with this k (0 = any)");
   c->add_option("--min-support", cls.params.min_support, "Share of a read's k-mers the chosen taxon needs")
       ->check(CLI::Range(0.0, 1.0))
@@ -124,7 +108,9 @@ int main(int argc, char** argv) {
   auto* reads_opt = l->add_option("--reads", look.reads, "Take every k-mer of these reads (FASTA/FASTQ, gzip ok)");
   auto* kmers_opt = l->add_option("--kmers", look.kmers_file, "Text file, one k-mer per line");
   reads_opt->excludes(kmers_opt);
-  l->add_option("--threads", threads_list, "Thread counts to sweep, e.g. 1,2,4")->capture_default_str();
+  l->add_option("--threads", threads_list, "Thread counts to sweep, e.g. 1,2,4")
+      ->check(dimmap::cli::thread_list())
+      ->capture_default_str();
   l->add_option("--max-kmers", look.max_kmers, "Use at most this many k-mers (0 = all)");
   l->add_option("--k", look.expected_k, "Fail unless the DB was built with this k (0 = any)");
   l->add_option("--repeat", look.repeat, "Runs per thread count")->check(CLI::PositiveNumber);
@@ -138,7 +124,7 @@ int main(int argc, char** argv) {
   i->add_option("--db", info_db, "k-mer DB")->required();
   i->add_flag("--verify", verify, "Read the whole DB and check its CRCs");
 
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
   try {
     if (*b) {
       build.index = kmer::parse_index_kind(index.c_str());
@@ -159,12 +145,15 @@ int main(int argc, char** argv) {
       return kmer::run_classify(cls);
     }
     if (*l) {
-      if (look.reads.empty() && look.kmers_file.empty()) throw kmer::Error("kmer lookup needs --reads or --kmers");
-      look.threads = parse_list(threads_list);
+      if (look.reads.empty() && look.kmers_file.empty())
+        throw dimmap::cli::UsageError("kmer lookup needs --reads or --kmers");
+      dimmap::cli::read_thread_list(threads_list, look.threads);  // checked while parsing
       look.cold = !warm;
       return kmer::run_lookup(look);
     }
     if (*i) return kmer::run_info(info_db, verify);
+  } catch (const dimmap::cli::UsageError& e) {
+    return dimmap::cli::report_usage_error(app, e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kmer %s: %s\n", app.get_subcommands().front()->get_name().c_str(), e.what());
     return 1;

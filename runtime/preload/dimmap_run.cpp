@@ -4,6 +4,7 @@
 //              [--min-alloc=SIZE] [--huge-pages=auto|hugetlb|thp|small] [--reserve-huge-pages]
 //              [--stats] -- CMD ARGS...
 #include <CLI/CLI.hpp>
+#include <dimmap/command_line.hpp>
 
 #include <cstdio>
 #include <string>
@@ -23,7 +24,8 @@ int main(int argc, char** argv) {
       "  memory  anonymous memory, or an unlinked file in DIR if DIR (tmpfs) is given\n"
       "  hpmmap  an HPMMAP arena of --buffer bytes: 2 MiB pages, populated and locked when CMD\n"
       "          starts, so its accesses take no page faults\n"
-      "Exit status: CMD's, 128+N if signal N killed it, 127/126 if it cannot run, 2 for bad options.",
+      "Exit status: CMD's, 128+N if signal N killed it, 127/126 if it cannot run, 2 for bad options,\n"
+      "125 if dimmap-run itself failed.",
       "dimmap-run"};
   app.add_option("--placement", opt.placement, "mmap, dimmap, memory or hpmmap")->capture_default_str();
   app.add_option("--dir", opt.dir,
@@ -54,28 +56,29 @@ int main(int argc, char** argv) {
     }
   }
   if (split == argc) app.prefix_command();
-  try {
-    app.parse(split, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  if (const auto status = dimmap::cli::parse(app, split, argv)) return *status;
   if (split < argc) {
     opt.command.assign(argv + split + 1, argv + argc);
   } else {
     opt.command = app.remaining();
-    if (!opt.command.empty() && opt.command.front().rfind("-", 0) == 0) {
-      std::fprintf(stderr, "dimmap-run: unknown option '%s' (see --help)\n", opt.command.front().c_str());
-      return 2;
-    }
+    if (!opt.command.empty() && opt.command.front().rfind("-", 0) == 0)
+      return dimmap::cli::report_usage_error(app, "unknown option '" + opt.command.front() + "'");
   }
 
+  // plan_launch checks every option value (and --dir) before anything runs: its refusals are
+  // usage errors. What fails after that is dimmap-run's own failure, told apart from CMD's status.
+  constexpr int kOwnFailure = 125;
+  dimmap::preload::LaunchPlan plan;
   try {
-    const dimmap::preload::LaunchPlan plan = dimmap::preload::plan_launch(opt);
+    plan = dimmap::preload::plan_launch(opt);
+  } catch (const std::exception& e) {
+    return dimmap::cli::report_usage_error(app, e.what());
+  }
+  try {
     dimmap::preload::apply_environment(plan, dimmap::preload::find_preload_library());
     return dimmap::preload::run_command(plan);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dimmap-run: %s\n", e.what());
-    return 2;
+    return kOwnFailure;
   }
 }

@@ -1,6 +1,7 @@
 // dimmapctl - manage dimmap.ko's pseudo-devices: link a block device or file to
 // /dev/dimmapN, unlink it, list links, show buffer statistics, write back or drop pages.
 #include <CLI/CLI.hpp>
+#include <dimmap/command_line.hpp>
 
 #include "ctl_commands.hpp"
 
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   sync_cmd->add_option("--length", length, "Bytes (page aligned; 0 = to the end)")->capture_default_str();
   sync_cmd->add_flag("--drop", drop, "Also drop the pages from the buffer");
 
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
 
   if (app.got_subcommand("version")) return dimmapctl::cmd_version();
   if (app.got_subcommand(link_cmd)) return dimmapctl::cmd_link(link);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <dimmap/command_line.hpp>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -131,11 +132,10 @@ int main(int argc, char** argv) {
   app.add_option("--pages", npages, "Size of the mapping in pages")->capture_default_str()->check(CLI::Range(64, 1 << 24));
   app.add_option("--batch", batch, "Pages per process_madvise call")->capture_default_str()->check(CLI::Range(1, 1024));
   app.add_option("--rounds", rounds, "Batches per measurement")->capture_default_str()->check(CLI::Range(1, 100000));
-  CLI11_PARSE(app, argc, argv);
-  if (batch > npages) {
-    std::fprintf(stderr, "uffd-zap-cost: --batch (%zu) is larger than --pages (%zu)\n", batch, npages);
-    return 2;
-  }
+  if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
+  if (batch > npages)
+    return dimmap::cli::report_usage_error(
+        app, "--batch (" + std::to_string(batch) + ") is larger than --pages (" + std::to_string(npages) + ")");
 
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   std::atomic<bool> stop{false};

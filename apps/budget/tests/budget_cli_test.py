@@ -41,14 +41,20 @@ class BudgetCli(unittest.TestCase):
         for size in ["0", "-5", "12Q", "512K", "", "1.5G"]:
             with self.subTest(size=size):
                 r = budget(f"--memory={size}", "--report", self.report, "--", "/bin/true")
-                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertEqual(r.returncode, 2, r.stderr)  # a usage error, before CMD runs
+                self.assertIn("dimmap-budget: ", r.stderr)
                 self.assertRegex(r.stderr, r"memory|size|budget")
                 self.assertFalse(os.path.exists(self.report), "no report for a run that did not happen")
 
     def test_memory_is_required(self):
         r = budget("--", "/bin/true")
-        self.assertEqual(r.returncode, 125)
+        self.assertEqual(r.returncode, 2)
         self.assertIn("--memory", r.stderr)
+
+    def test_command_is_required(self):
+        r = budget("--memory=64M")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no command given", r.stderr)
 
     def test_exit_status_passes_through_with_and_without_double_dash(self):
         self.assertEqual(budget("--memory=64M", "--", "/bin/sh", "-c", "exit 3").returncode, 3)

@@ -3,9 +3,11 @@
 //   dimmap-budget --memory=1G [--drop-caches] [--evict=FILE] -- CMD ARGS...
 //
 // Exit status: the command's (128 + signal if it was killed, 137 after an OOM kill);
-// 125 if dimmap-budget itself failed, 126 if CMD could not be executed, 127 if not found.
+// 2 for a usage error, 125 if dimmap-budget itself failed, 126 if CMD could not be executed,
+// 127 if not found.
 #include <CLI/CLI.hpp>
 #include <budget/budget.hpp>
+#include <dimmap/cli.hpp>
 #include <dimmap/placement.hpp>
 #include <unistd.h>
 
@@ -37,14 +39,17 @@ int main(int argc, char** argv) {
   CLI::App app{"dimmap-budget --memory=SIZE [options] -- CMD [ARGS...]\n"
                "Runs CMD inside a fresh memory cgroup (v1 or v2) limited to --memory (heap + page cache), reports its "
                "peak memory and whether the OOM killer fired on stderr, and removes the cgroup afterwards. Exits with "
-               "CMD's status (128 + signal if killed), or 125 if dimmap-budget failed, 126/127 if CMD cannot run.",
+               "CMD's status (128 + signal if killed), or 2 for bad options, 125 if dimmap-budget failed, 126/127 if CMD "
+               "cannot run.",
                "dimmap-budget"};
   std::string memory;
   budget::Options options;
   std::string report_file;
   bool quiet = false;
   std::vector<std::string> command;
-  app.add_option("--memory", memory, "Memory budget for heap + page cache, e.g. 512M, 4G")->required();
+  app.add_option("--memory", memory, "Memory budget for heap + page cache, e.g. 512M, 4G")
+      ->required()
+      ->check(dimmap::cli::size_check());
   app.add_flag("--drop-caches", options.drop_caches,
                "sync and drop the whole page cache first, so mmap runs start cold (affects the whole machine)");
   app.add_option("--evict", options.evict_files,
@@ -55,17 +60,20 @@ int main(int argc, char** argv) {
   app.add_option("--report", report_file, "Also write the report as JSON to this file");
   app.add_flag("-q,--quiet", quiet, "Do not print the report on stderr");
   app.prefix_command();  // everything from CMD on belongs to the command, even its options
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : kOwnFailure;
-  }
+  if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
   command = app.remaining();
+  // prefix_command() hands an unknown option over as the command: without "--" before it, a
+  // word starting with '-' is a mistyped option, not a program.
+  if (!command.empty() && command.front() != "--" && command.front().rfind('-', 0) == 0)
+    return dimmap::cli::report_usage_error(app, "unknown option '" + command.front() + "'");
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty())
+    return dimmap::cli::report_usage_error(app, "no command given (dimmap-budget --memory=SIZE -- CMD [ARGS...])");
+  options.memory_bytes = dimmap::parse_size(memory, "--memory");  // checked while parsing
+  if (options.memory_bytes < budget::kMinBudget)
+    return dimmap::cli::report_usage_error(app, "--memory: budget '" + memory + "' is too small (at least " +
+                                                    dimmap::format_size(budget::kMinBudget) + ")");
   try {
-    if (command.empty()) throw dimmap::Error("no command given (dimmap-budget --memory=SIZE -- CMD [ARGS...])");
-    options.memory_bytes = dimmap::parse_size(memory, "--memory");
     budget::Report report = budget::run(options, command);
     if (!quiet) std::fprintf(stderr, "dimmap-budget: %s\n", budget::describe(report).c_str());
     if (!report_file.empty()) write_report(report_file, budget::to_json(report));

@@ -34,6 +34,17 @@ def log(msg):
     print(f"dimmap-compare: {msg}", file=sys.stderr, flush=True)
 
 
+def checked(parse):
+    """An argparse type from one of the units parsers: argparse would report their ValueError as
+    "invalid parse_size value"; this reports the parser's own message, which names the value."""
+    def convert(text):
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return convert
+
+
 def parse_args(argv, defaults):
     ap = argparse.ArgumentParser(prog="dimmap-compare", description=__doc__, epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -44,9 +55,9 @@ def parse_args(argv, defaults):
     mode.add_argument("--quick", action="store_true", help="small data and short runs (`all` in < 10 min)")
     mode.add_argument("--smoke", action="store_true", help="tiny data, one point per configuration: checks "
                                                            "that everything runs (numbers meaningless)")
-    ap.add_argument("--budget", type=parse_size, metavar="SIZE",
+    ap.add_argument("--budget", type=checked(parse_size), metavar="SIZE",
                     help="memory budget (cgroup) of every configuration, e.g. 512M [per experiment: data / 4 + slack]")
-    ap.add_argument("--threads", type=parse_list, metavar="LIST", help="thread counts, e.g. 4,16,64")
+    ap.add_argument("--threads", type=checked(parse_list), metavar="LIST", help="thread counts, e.g. 4,16,64")
     ap.add_argument("--scale", type=int, metavar="S", help="R-MAT scale of the BFS graph")
     ap.add_argument("--seconds", type=float, metavar="S", help="length (or cap) of each timed run")
     ap.add_argument("--repeat", type=int, metavar="N", help="runs per point [3; quick and smoke 1]")

@@ -33,11 +33,15 @@ class LriotCli(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def expect_error(self, words, *args):
+    def expect_error(self, words, *args, status=1):
+        """Bad input: exit 1 (2 for a bad option value), a message with `words`, no result."""
         r = lriot(*args)
-        self.assertNotEqual(r.returncode, 0, f"{args} must fail")
+        self.assertEqual(r.returncode, status, f"{args}: {r.stderr}")
         self.assertIn(words, r.stderr, f"{args}: {r.stderr}")
         self.assertEqual(r.stdout, "", "no result for a failed run")
+
+    def expect_usage_error(self, words, *args):
+        self.expect_error(words, *args, status=2)
 
     def test_help(self):
         r = lriot("--help")
@@ -48,17 +52,18 @@ class LriotCli(unittest.TestCase):
 
     def test_bad_numbers(self):
         f = f"--file={self.file}"
-        self.expect_error("unknown mode 'fast'", f, "--mode=fast", "--ops=10")
-        self.expect_error("unknown pattern", f, "--pattern=zipf", "--ops=10")
-        self.expect_error("--procs must be at least 1", f, "--procs=0", "--ops=10")
-        self.expect_error("--threads must be at least 1", f, "--threads=0", "--ops=10")
-        self.expect_error("-1", f, "--threads=-1", "--ops=10")
-        self.expect_error("--seconds", f, "--seconds=-1")
-        self.expect_error("--write-fraction", f, "--write-fraction=1.5", "--ops=10")
-        self.expect_error("--ops or --seconds", f, "--seconds=0")
-        self.expect_error("16 pages", f, "--mode=dimmap", "--buffer=8K", "--ops=10")
-        self.expect_error("--buffer must be larger than 0", f, "--mode=dimmap", "--buffer=0", "--ops=10")
-        self.expect_error("must start with a digit", f, "--mode=dimmap", "--buffer=-1M", "--ops=10")
+        self.expect_usage_error("unknown mode 'fast'", f, "--mode=fast", "--ops=10")
+        self.expect_usage_error("unknown pattern", f, "--pattern=zipf", "--ops=10")
+        self.expect_usage_error("--procs: Value 0 not in range", f, "--procs=0", "--ops=10")
+        self.expect_usage_error("--threads: Value 0 not in range", f, "--threads=0", "--ops=10")
+        self.expect_usage_error("-1", f, "--threads=-1", "--ops=10")
+        self.expect_usage_error("--seconds", f, "--seconds=-1")
+        self.expect_usage_error("--write-fraction", f, "--write-fraction=1.5", "--ops=10")
+        self.expect_usage_error("--ops or --seconds", f, "--seconds=0")
+        self.expect_usage_error("16 pages", f, "--mode=dimmap", "--buffer=8K", "--ops=10")
+        self.expect_usage_error("--buffer: size '0' must be larger than 0", f, "--mode=dimmap", "--buffer=0",
+                                "--ops=10")
+        self.expect_usage_error("must start with a digit", f, "--mode=dimmap", "--buffer=-1M", "--ops=10")
 
     def test_bad_files(self):
         missing = os.path.join(self.tmp.name, "missing.dat")
@@ -76,8 +81,8 @@ class LriotCli(unittest.TestCase):
         target = os.path.join(self.tmp.name, "new.dat")
         for size in ["0", "-1G", "5000", "12Q"]:
             with self.subTest(size=size):
-                self.expect_error("--create" if size in ("-1G", "12Q") else "multiple of 4 KiB",
-                                  f"--file={target}", f"--create={size}", "--create-only")
+                self.expect_usage_error("--create" if size in ("-1G", "12Q", "0") else "multiple of 4 KiB",
+                                        f"--file={target}", f"--create={size}", "--create-only")
                 self.assertEqual([n for n in os.listdir(self.tmp.name) if n.startswith("new.dat")], [])
 
     def test_create_makes_exactly_the_requested_size(self):

@@ -1,5 +1,6 @@
 // lriot - the Livermore Random I/O Testbench command line (arguments only; see lriot.hpp).
 #include <CLI/CLI.hpp>
+#include <dimmap/cli.hpp>
 #include <dimmap/placement.hpp>
 #include <lriot/lriot.hpp>
 #include <lriot/pattern.hpp>
@@ -17,12 +18,17 @@ int main(int argc, char** argv) {
   bool create_only = false, json = false;
   app.add_option("--file", c.file, "The file to test (made by --create for --verify)")->required();
   app.add_option("--create", create,
-                 "First (re)create the file with SIZE bytes of LRIOT's verifiable pattern, e.g. 4G");
+                 "First (re)create the file with SIZE bytes of LRIOT's verifiable pattern, e.g. 4G")
+      ->check(dimmap::cli::size_check());
   app.add_flag("--create-only", create_only, "Only create the file, do not run");
   app.add_option("--mode", mode, "direct (O_DIRECT pread/pwrite), stdio (buffered pread/pwrite), mmap, dimmap")
       ->capture_default_str();
-  app.add_option("--procs", c.procs, "Processes (each with its own share of pages)")->capture_default_str();
-  app.add_option("--threads", c.threads, "Threads per process")->capture_default_str();
+  app.add_option("--procs", c.procs, "Processes (each with its own share of pages)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--threads", c.threads, "Threads per process")
+      ->check(dimmap::cli::thread_count())
+      ->capture_default_str();
   app.add_option("--pattern", pattern, "uniform, or partitioned (--partition-ops of the operations go to the first "
                                        "--partition-space of the file)")
       ->capture_default_str();
@@ -37,7 +43,8 @@ int main(int argc, char** argv) {
   auto* ops = app.add_option("--ops", c.ops, "Operations in all, split over the processes (0 = until --seconds)");
   auto* seconds = app.add_option("--seconds", c.seconds, "Stop after this many seconds (default 10; 0 = until --ops)");
   app.add_option("--buffer", buffer, "dimmap: DI-MMAP buffer size for all processes together (default DIMMAP_BUFFER "
-                                     "or 256M)");
+                                     "or 256M)")
+      ->check(dimmap::cli::size_check());
   app.add_option("--hot-fraction", c.hot_fraction, "dimmap: share of the buffer for the hot-page FIFO");
   app.add_option("--madvise", advice, "random (MADV_RANDOM / POSIX_FADV_RANDOM: no readahead) or normal")
       ->check(CLI::IsMember({"random", "normal"}))
@@ -46,20 +53,34 @@ int main(int argc, char** argv) {
   app.add_option("--progress", c.progress_seconds, "Print progress on stderr every S seconds (0 = never)")
       ->default_val(5);
   app.add_flag("--json", json, "Print the result as one JSON object");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
 
+  // Every option value is checked before any file is made: a bad one is a usage error.
+  uint64_t create_bytes = 0;
   try {
     c.mode = lriot::parse_mode(mode);
     c.sequence.pattern = lriot::parse_pattern(pattern);
     c.random_advice = advice == "random";
     if (!buffer.empty()) {
       c.buffer_bytes = dimmap::parse_size(buffer, "--buffer");
-      if (c.buffer_bytes == 0) throw dimmap::Error("--buffer must be larger than 0");
       if (c.mode != lriot::Mode::dimmap) std::fprintf(stderr, "lriot: --buffer only applies to --mode=dimmap\n");
     }
     if (ops->count() && !seconds->count()) c.seconds = 0;  // --ops alone: run them all
     if (!create.empty()) {
-      const uint64_t bytes = dimmap::parse_size(create, "--create");
+      create_bytes = dimmap::parse_size(create, "--create");
+      if (create_bytes % 4096)
+        throw dimmap::Error("--create: size '" + create + "' is not a multiple of 4 KiB (the page size)");
+    } else if (create_only) {
+      throw dimmap::Error("--create-only needs --create=SIZE");
+    }
+    lriot::validate(c);
+  } catch (const std::exception& e) {
+    return dimmap::cli::report_usage_error(app, e.what());
+  }
+
+  try {
+    if (!create.empty()) {
+      const uint64_t bytes = create_bytes;
       const bool show = c.progress_seconds > 0 && bytes >= (256ull << 20);
       uint64_t shown = 0;
       lriot::create_pattern_file(c.file, bytes, [&](uint64_t done, uint64_t total) {
@@ -70,14 +91,12 @@ int main(int argc, char** argv) {
         }
       });
       if (create_only) return 0;
-    } else if (create_only) {
-      throw dimmap::Error("--create-only needs --create=SIZE");
     }
     lriot::Result r = lriot::run(c);
     std::fputs(json ? (lriot::to_json(r) + "\n").c_str() : lriot::to_text(r).c_str(), stdout);
     if (!r.ok()) {
       std::fprintf(stderr, "lriot: verification FAILED (see 'verify' above)\n");
-      return 3;
+      return dimmap::cli::kExitFailure;
     }
     return 0;
   } catch (const std::exception& e) {

@@ -17,25 +17,6 @@
 
 namespace {
 
-std::vector<unsigned> parse_thread_list(const std::string& text) {
-  std::vector<unsigned> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    size_t used = 0;
-    unsigned long n = 0;
-    try {
-      n = std::stoul(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || item[0] == '-' || n == 0 || n > 4096)
-      throw dimmap::Error("--threads: '" + item + "' is not a thread count between 1 and 4096");
-    out.push_back(static_cast<unsigned>(n));
-  }
-  if (out.empty()) throw dimmap::Error("--threads: no thread count given");
-  return out;
-}
-
 dimmap::Placement query_placement(const std::string& preset, dimmap::PlacementFlags& flags) {
   if (preset == "in-memory") return flags.memory_placement();
   if (preset == "semi-external" || preset == "full-external") return flags.storage_placement();
@@ -63,8 +44,13 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   dimmap::PlacementFlags build_flags;
   CLI::App* build = app.add_subcommand("build", "Build a structure into a file once (written whole, then renamed)");
-  build->add_option("--structure", structure, "sorted-vector, ordered-map or unordered-map")->capture_default_str();
-  build->add_option("--size", size, "File size (the number of entries follows)")->capture_default_str();
+  const auto structures = CLI::IsMember({"sorted-vector", "ordered-map", "unordered-map"});
+  build->add_option("--structure", structure, "sorted-vector, ordered-map or unordered-map")
+      ->check(structures)
+      ->capture_default_str();
+  build->add_option("--size", size, "File size (the number of entries follows)")
+      ->check(dimmap::cli::size_check())
+      ->capture_default_str();
   build->add_option("--out", out, "Output file")->required();
   build->add_option("--seed", seed, "Data-set seed")->capture_default_str();
   build_flags.add_to(*build);
@@ -77,13 +63,16 @@ int main(int argc, char** argv) {
   CLI::App* query = app.add_subcommand("query", "Look keys up with N threads; prints one TSV row per thread count");
   query->add_option("--file", file, "Structure file from 'microbench build'")->required();
   query->add_option("--placement", preset, "in-memory, semi-external or full-external (the same for one structure)")
+      ->check(CLI::IsMember({"in-memory", "semi-external", "full-external"}))
       ->capture_default_str();
-  query->add_option("--threads", threads, "Comma-separated thread counts")->capture_default_str();
+  query->add_option("--threads", threads, "Comma-separated thread counts")
+      ->check(dimmap::cli::thread_list())
+      ->capture_default_str();
   query->add_option("--queries", queries, "Lookups per thread count (in total)")->capture_default_str();
   query->add_option("--seed", query_seed, "Seed of the query stream")->capture_default_str();
   query->add_option("--duration", duration, "Stop each thread count after this many seconds (0 = all queries)")
       ->check(CLI::NonNegativeNumber);
-  query->add_option("--structure", expect_structure, "Fail unless the file holds this structure");
+  query->add_option("--structure", expect_structure, "Fail unless the file holds this structure")->check(structures);
   query->add_option("--verify", verify, "Also compare N answers with a std:: container built in memory");
   bool advise_random = false;
   query->add_flag("--advise-random", advise_random, "mmap backend: MADV_RANDOM on the file (no readahead)");
@@ -93,12 +82,12 @@ int main(int argc, char** argv) {
   microbench::RandomAccessOptions ra;
   std::string ra_size = "256M";
   CLI::App* random = app.add_subcommand("random-access", "Random XOR updates on a malloc'd table (HPMMAP experiment)");
-  random->add_option("--size", ra_size, "Table size")->capture_default_str();
+  random->add_option("--size", ra_size, "Table size")->check(dimmap::cli::size_check())->capture_default_str();
   random->add_option("--updates", ra.updates, "Updates in total")->capture_default_str();
-  random->add_option("--threads", ra.threads, "Threads")->check(CLI::Range(1u, 4096u))->capture_default_str();
+  random->add_option("--threads", ra.threads, "Threads")->check(dimmap::cli::thread_count())->capture_default_str();
   random->add_option("--seed", ra.seed, "Seed")->capture_default_str();
 
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
 
   try {
     if (*build) {
@@ -119,7 +108,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*query) {
-      const std::vector<unsigned> counts = parse_thread_list(threads);
+      std::vector<unsigned> counts;
+      dimmap::cli::read_thread_list(threads, counts);  // checked while parsing
       dimmap::Placement placement = query_placement(preset, query_flags);
       placement.advise_random = advise_random;
       std::fprintf(stderr, "microbench: opening '%s' on %s\n", file.c_str(), placement.describe().c_str());

@@ -36,7 +36,7 @@ class MemCli {
  public:
   // Registers bwa mem's options (group "bwa mem options") and the positionals.
   void add_to(CLI::App& app);
-  // Applies bwa mem's rules. Throws dimmap::Error for malformed values.
+  // Applies bwa mem's rules. Throws dimmap::cli::UsageError for malformed values (a bad -H file: dimmap::Error).
   MemOptions resolve() const;
 
  private:
@@ -54,7 +54,7 @@ class MemCli {
   std::vector<std::string> positionals_;
 };
 
-// "6" -> {6, 6}; "6,7" -> {6, 7} (bwa's INT[,INT]). Throws dimmap::Error naming `flag`.
+// "6" -> {6, 6}; "6,7" -> {6, 7} (bwa's INT[,INT]). Throws dimmap::cli::UsageError naming `flag`.
 void parse_int_pair(const std::string& text, const char* flag, int* first, int* second);
 // bwa's -I FLOAT[,FLOAT[,INT[,INT]]] into pes[1] (mean, std, high, low).
 void parse_insert_size(const std::string& text, mem_pestat_t* pe);

@@ -12,12 +12,31 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <dimmap/command_line.hpp>
+#include <dimmap/dimmap.h>
 #include <dimmap/placement.hpp>
 
 #include <memory>
 #include <string>
 
 namespace dimmap {
+
+namespace cli {
+
+// Check for a size option ("4096", "256M", "4G"): a bad size is a usage error naming the text,
+// found while parsing instead of once the run has started. Zero is refused unless allowed.
+inline CLI::Validator size_check(bool allow_zero = false) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        uint64_t bytes = 0;
+        if (dimmap_parse_size(text.c_str(), &bytes) < 0) return dimmap_last_error();
+        if (bytes == 0 && !allow_zero) return "size '" + text + "' must be larger than 0";
+        return "";
+      },
+      "SIZE");
+}
+
+}  // namespace cli
 
 struct PlacementFlags {
   std::string backend = "mmap";
@@ -34,7 +53,9 @@ struct PlacementFlags {
     app.add_option("--storage", storage, "Directory for files on storage")->capture_default_str();
     app.add_option("--memory-dir", memory_dir, "tmpfs directory for in-memory files ('' = anonymous)")
         ->capture_default_str();
-    app.add_option("--buffer", buffer, "DI-MMAP buffer size (e.g. 256M, 4G)")->capture_default_str();
+    app.add_option("--buffer", buffer, "DI-MMAP buffer size (e.g. 256M, 4G)")
+        ->check(cli::size_check())
+        ->capture_default_str();
     app.add_option("--hot-fraction", hot_fraction, "Share of the DI-MMAP buffer for hot pages [0,1)")
         ->check(CLI::Range(-1.0, 0.999));
     app.add_option("--dontneed-interval", dontneed_interval,

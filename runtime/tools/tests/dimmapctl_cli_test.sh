@@ -19,7 +19,8 @@ expect() { # expect STATUS TEXT -- CMD...: exit status and a piece of its output
 }
 expect 0 "link" -- "$ctl" --help
 expect 0 "needs CAP_SYS_ADMIN" -- "$ctl" link --help
-expect 106 "subcommand" -- "$ctl"
+expect 2 "dimmapctl: A subcommand is required" -- "$ctl"
+expect 2 "dimmapctl: The following argument was not expected: --bogus" -- "$ctl" list --bogus
 expect 1 "not a dimmap device" -- "$ctl" unlink /dev/vda
 expect 1 "not a dimmap device" -- "$ctl" sync dimmap256
 if [ ! -e /dev/dimmap_ctl ]; then
