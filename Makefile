@@ -4,13 +4,15 @@
 #                the sanitizer and fuzz passes of scripts/sanitizer-passes (what CI runs)
 #   make test-sanitizers   only those passes (SANITIZER_PASSES="asan tsan fuzz" by default)
 #   make demo    setup + build + the quick placement comparison (tables and plots)
+#   make install [PREFIX=/usr/local]   release build, then cmake --install into PREFIX
 #   make dkms-install / dkms-remove   dimmap.ko through DKMS for the running kernel (root)
 PRESET ?= ci
 BUILD := build/$(PRESET)
 CTEST_ARGS ?=
 SANITIZER_PASSES ?= asan tsan fuzz
+PREFIX ?= /usr/local
 
-.PHONY: setup build test test-sanitizers demo clean dkms-install dkms-remove
+.PHONY: setup build test test-sanitizers demo install clean dkms-install dkms-remove
 setup:
 	@scripts/setup
 
@@ -30,6 +32,12 @@ test-sanitizers: setup
 
 demo: build
 	$(BUILD)/apps/compare/dimmap-compare all --quick --out=results/quick
+
+# Always the release (optimized) build, whatever PRESET says.
+install: setup
+	cmake --preset release
+	cmake --build --preset release
+	cmake --install build/release --prefix "$(PREFIX)"
 
 dkms-install:
 	runtime/kernel/scripts/dkms.sh install

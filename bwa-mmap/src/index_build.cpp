@@ -6,6 +6,7 @@
 // every allocation of at least --min-alloc is a scratch Region on the placement (see
 // placed_alloc.hpp). Its file I/O (fread of .pac and .bwt, fwrite of all outputs) is unchanged.
 #include <bwammap/index_build.hpp>
+#include <bwammap/index_progress.hpp>
 #include <bwammap/input_check.hpp>
 #include <bwammap/output_file.hpp>
 #include <bwammap/run_stats.hpp>
@@ -41,6 +42,7 @@ IndexReport build_index(const IndexOptions& options, PlacementPlan& plan) {
   RunClock clock;
   const int algo = algorithm_code(options.algorithm);
   if (options.block_size <= 0) throw dimmap::Error("-b: the block size must be positive");
+  const double progress_interval = progress_interval_from_env();
   check_reference_fasta(options.fasta);
 
   IndexReport report;
@@ -62,6 +64,7 @@ IndexReport build_index(const IndexOptions& options, PlacementPlan& plan) {
 
   {
     PlacedHeap heap(placement, options.min_alloc);
+    IndexProgress progress(progress_interval);
     bwa_idx_build(options.fasta.c_str(), tmp_prefix.c_str(), algo, options.block_size);
     report.heap = heap.stats();
   }

@@ -104,6 +104,7 @@ ReadsFile::ReadsFile(const std::string& path) : path_(path) {
     fail(path_, "not a FASTQ or FASTA file: it starts with " + describe_char(first) +
                     " where '@' or '>' was expected");
   }
+  fastq_ = first == '@';
   // Give the record marker back: libbwa's parser looks for it. (Skipped white space it
   // would skip too.)
   gzungetc(first, gz_);

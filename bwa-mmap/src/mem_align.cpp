@@ -6,10 +6,10 @@
 // pairs), step 1 aligns it with mem_process_seqs() on opt->n_threads threads, step 2 writes
 // the SAM records in input order; kt_pipeline() overlaps step 0 of one batch with the others.
 #include <bwammap/input_check.hpp>
-#include <bwammap/libbwa_hooks.hpp>
 #include <bwammap/mapped_index.hpp>
 #include <bwammap/mem_align.hpp>
 #include <bwammap/output_file.hpp>
+#include <bwammap/reads_watch.hpp>
 #include <bwammap/run_stats.hpp>
 #include <zlib.h>
 
@@ -171,6 +171,9 @@ MemReport run_mem(MemOptions& options, PlacementPlan& plan) {
 
   KseqCloser ks1{kseq_init(reads1.gz())};
   KseqCloser ks2{reads2 ? kseq_init(reads2->gz()) : nullptr};
+  ReadsWatch watch1(reads1.gz(), reads1.path(), reads1.fastq());
+  std::unique_ptr<ReadsWatch> watch2;
+  if (reads2) watch2 = std::make_unique<ReadsWatch>(reads2->gz(), reads2->path(), reads2->fastq());
 
   OutputStream out(options.output);
   std::string pg = "@PG\tID:bwa-mmap\tPN:bwa-mmap\tVN:" DIMMAP_VERSION_STRING "\tCL:" + options.command_line;
@@ -189,16 +192,19 @@ MemReport run_mem(MemOptions& options, PlacementPlan& plan) {
   shared.copy_comment = options.copy_comment;
   shared.verbosity = bwa_verbose;
   shared.report = &report;
-  const int truncated_before = truncated_records_seen();
   const double align_start = clock.wall_seconds();
   kt_pipeline(options.no_mt_io ? 1 : 2, pipeline_step, &shared, 3);
   report.align_seconds = clock.wall_seconds() - align_start;
 
-  if (truncated_records_seen() != truncated_before)
-    throw dimmap::Error("'" + reads1.path() + (reads2 ? "' or '" + reads2->path() : std::string()) +
-                        "': a truncated or damaged FASTQ record (quality and sequence lengths differ) after " +
-                        std::to_string(report.reads) + " reads" +
-                        (options.output.empty() || options.output == "-" ? std::string() : "; no SAM file written"));
+  // A truncated read file fails the run; the SAM file (a temporary so far) is removed.
+  const std::string no_sam =
+      options.output.empty() || options.output == "-" ? std::string() : "; no SAM file written";
+  for (const ReadsWatch* watch : {&watch1, watch2.get()})
+    if (watch && !watch->problem().empty()) throw dimmap::Error(watch->problem() + no_sam);
+  if (watch2 && watch1.records() != watch2->records())
+    throw dimmap::Error("'" + reads1.path() + "' holds " + std::to_string(watch1.records()) + " reads but '" +
+                        reads2->path() + "' " + std::to_string(watch2->records()) +
+                        ": one of the pair files is truncated" + no_sam);
   out.commit();
   report.cpu_seconds = clock.cpu_seconds();
   report.peak_rss = peak_rss_bytes();

@@ -31,7 +31,7 @@ void SequenceReader::fail(const std::string& what) const { fail_at(path_, line_n
 
 bool SequenceReader::read_line() {
   line_.clear();
-  bool any = false;
+  bool any = false, newline = false;
   for (;;) {
     if (in_->pos == in_->len) {
       if (in_->eof) break;
@@ -61,6 +61,7 @@ bool SequenceReader::read_line() {
       const size_t n = static_cast<const char*>(nl) - start;
       line_.append(start, n);
       in_->pos += n + 1;
+      newline = true;
       break;
     }
     line_.append(start, avail);
@@ -69,7 +70,15 @@ bool SequenceReader::read_line() {
   if (!any) return false;
   if (!line_.empty() && line_.back() == '\r') line_.pop_back();
   ++line_no_;
+  line_complete_ = newline;
   return true;
+}
+
+// A file cut in the middle of a line (a FASTA sequence line above all) would otherwise read
+// as a shorter record: text files from every tool end their last line.
+void SequenceReader::require_complete_line(const std::string& record) const {
+  if (!line_complete_)
+    fail("the file ends inside this line (no newline at the end) of record '" + record + "': truncated");
 }
 
 namespace {
@@ -96,20 +105,26 @@ bool SequenceReader::next(SequenceRecord& rec) {
   if (kind != '>' && kind != '@')
     fail("expected a FASTA ('>') or FASTQ ('@') header, found '" + line_.substr(0, 20) + "'");
   rec.id = header_id(line_);
+  require_complete_line(rec.id);
   if (kind == '>') {
     while (read_line()) {
       if (!line_.empty() && (line_[0] == '>' || line_[0] == '@')) {
+        require_complete_line(header_id(line_));
         have_line_ = true;
         break;
       }
+      require_complete_line(rec.id);
       rec.sequence += line_;
     }
+    if (rec.sequence.empty())
+      fail_at(path_, rec.line, "FASTA record '" + rec.id + "' has no sequence: truncated after its header?");
     ++records_;
     return true;
   }
   // FASTQ: sequence lines up to the '+' line, then as many quality characters.
   bool plus = false;
   while (read_line()) {
+    require_complete_line(rec.id);
     if (!line_.empty() && line_[0] == '+') {
       plus = true;
       break;
@@ -125,6 +140,7 @@ bool SequenceReader::next(SequenceRecord& rec) {
     if (!read_line())
       fail("FASTQ record '" + rec.id + "': file ends inside the quality string (" + std::to_string(qual) +
            " of " + std::to_string(rec.sequence.size()) + " quality characters)");
+    require_complete_line(rec.id);
     qual += line_.size();
   }
   if (qual != rec.sequence.size())

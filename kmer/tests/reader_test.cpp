@@ -97,4 +97,25 @@ TEST(Reader, MalformedInputNamesFileAndLine) {
   EXPECT_NE(e.find("gzip"), std::string::npos) << e;
 }
 
+// A file cut anywhere inside a record is refused, naming the file, line and record; a cut
+// between records cannot be seen (tests/truncated_reads.sh cuts real files at every byte).
+TEST(Reader, TruncatedRecordsAreRefused) {
+  ScratchDir d;
+  struct Case {
+    const char* name;
+    const char* text;
+    const char* expect;
+  } cases[] = {
+      {"cut_seq.fa", ">r1\nACGTACGT\n>r2\nACG", "cut_seq.fa:4: the file ends inside this line (no newline at the end) of record 'r2'"},
+      {"header_only.fa", ">r1\nACGT\n>r2\n", "header_only.fa:3: FASTA record 'r2' has no sequence"},
+      {"cut_header.fa", ">r1\nACGT\n>r2 des", "cut_header.fa:3: the file ends inside this line (no newline at the end) of record 'r2'"},
+      {"cut_qual.fq", "@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIIII", "cut_qual.fq:8: the file ends inside this line (no newline at the end) of record 'r2'"},
+      {"cut_plus.fq", "@r1\nACGT\n+\nIIII\n@r2\nACGT\n+", "cut_plus.fq:7: the file ends inside this line (no newline at the end) of record 'r2'"},
+  };
+  for (const Case& c : cases) {
+    const std::string e = error_of(d.write(c.name, c.text));
+    EXPECT_NE(e.find(c.expect), std::string::npos) << c.name << ": " << e;
+  }
+}
+
 }  // namespace

@@ -1,5 +1,5 @@
-"""Where the programs an experiment runs live: the project's tools in the CMake build tree,
-system tools on PATH. A missing tool is not fatal: the configurations that need it are
+"""Where the programs an experiment runs live: the project's tools in the CMake build tree (or
+the bin/ of an install prefix), system tools on PATH. A missing tool is not fatal: the configurations that need it are
 reported as missing and the others run."""
 import os
 import shutil
@@ -42,9 +42,12 @@ class Tools:
             return os.path.abspath(path)
         if name in BUILD_TOOLS:
             path = os.path.join(self.build_dir, BUILD_TOOLS[name])
-            if not os.access(path, os.X_OK):
-                raise ToolMissing(name, f"not built: {path}")
-            return path
+            if os.access(path, os.X_OK):
+                return path
+            installed = os.path.join(self.build_dir, "bin", name)  # build_dir is an install prefix
+            if os.access(installed, os.X_OK):
+                return installed
+            raise ToolMissing(name, f"not built: {path}")
         found = shutil.which(name)
         if not found:
             raise ToolMissing(name, "not on PATH; scripts/setup installs it")

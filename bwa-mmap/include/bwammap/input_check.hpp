@@ -29,11 +29,14 @@ class ReadsFile {
   gzFile gz() const { return gz_; }
   const std::string& path() const { return path_; }
   bool empty() const { return empty_; }
+  // The first record starts with '@' (FASTQ) rather than '>' (FASTA).
+  bool fastq() const { return fastq_; }
 
  private:
   std::string path_;
   gzFile gz_ = nullptr;
   bool empty_ = false;
+  bool fastq_ = false;
 };
 
 }  // namespace bwammap

@@ -1,12 +1,6 @@
-// libbwa_hooks.hpp - what bwa-mmap observes inside libbwa (see src/libbwa_hooks.cpp).
+// libbwa_hooks.hpp - calls inside libbwa that bwa-mmap wraps at link time (see
+// src/libbwa_hooks.cpp for bwt_sa, src/reads_watch.cpp for the reader). Nothing to call:
+// the wraps act on libbwa's own calls.
 #pragma once
 
 #include <bwa/bwt.h>
-
-namespace bwammap {
-
-// How many FASTA/FASTQ records libbwa's reader rejected as truncated (kseq_read() == -2)
-// since the process started. bwa's own driver ignores these; bwa-mmap mem fails on them.
-int truncated_records_seen();
-
-}  // namespace bwammap

@@ -3,7 +3,9 @@
 // The format is decided per record by its first character ('>' FASTA, '@' FASTQ).
 // Multi-line sequences are joined. Malformed input throws kmer::Error naming the file and
 // line: a record that starts with neither '>' nor '@', a FASTQ record without its '+' line,
-// unequal sequence and quality lengths, a file with no record at all, a corrupt gzip stream.
+// unequal sequence and quality lengths, a FASTA record without bases, a last line without
+// its newline (a file cut mid-line), a file with no record at all, a corrupt gzip stream.
+// So a file truncated anywhere inside a record is refused.
 #pragma once
 
 #include <cstdint>
@@ -43,8 +45,10 @@ class SequenceReader {
   bool have_line_ = false;  // line_ holds a line not consumed yet
   uint64_t line_no_ = 0;
   uint64_t records_ = 0;
+  bool line_complete_ = true;  // line_ ended with '\n' (not with the end of the file)
 
   bool read_line();  // next line into line_; false at EOF
+  void require_complete_line(const std::string& record) const;  // throws if line_ was cut
   [[noreturn]] void fail(const std::string& what) const;
 };
 

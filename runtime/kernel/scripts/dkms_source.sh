@@ -13,5 +13,5 @@ mkdir -p "$dest"
 cp "$kernel"/Kbuild "$kernel"/*.c "$kernel"/*.h "$runtime"/policy/dimmap_policy.c \
 	"$runtime"/policy/dimmap_policy.h "$runtime"/policy/perma_model.c \
 	"$runtime"/policy/perma_model.h "$runtime"/include/dimmap/dimmap_uapi.h "$dest/"
-sed "s/@VERSION@/$version/" "$kernel/dkms.conf.in" > "$dest/dkms.conf"
+sed "s/@PROJECT_VERSION@/$version/" "$kernel/dkms.conf.in" > "$dest/dkms.conf"
 echo "$version"
