@@ -28,7 +28,8 @@ class Run:
     value: float = None
     error: str = ""
     wall_s: float = None
-    peak_bytes: int = None
+    peak_bytes: int = None  # the cgroup's peak: the process plus the page cache it filled
+    max_rss_bytes: int = None  # the process's own resident peak (its heap and DI-MMAP buffer, no page cache)
     extra: dict = field(default_factory=dict)
     command: str = ""
 
@@ -73,12 +74,12 @@ class Runner:
         limit = timeout or self.default_timeout
         start = time.monotonic()
         try:
-            stdout, stderr, code, timed_out = self._execute(full, env, limit, cwd)
+            stdout, stderr, code, timed_out, max_rss = self._execute(full, env, limit, cwd)
         finally:
             report = self._read_report(report_path)
         wall = report.get("seconds") or (time.monotonic() - start)
         peak = report.get("peak_bytes")
-        run = Run(FAILED, wall_s=wall, peak_bytes=peak, command=shown)
+        run = Run(FAILED, wall_s=wall, peak_bytes=peak, max_rss_bytes=max_rss, command=shown)
         if timed_out:
             run.status, run.error = TIMEOUT, f"no result within {limit:g} s (stopped)"
         elif report.get("oom_killed"):
@@ -99,30 +100,55 @@ class Runner:
         return run
 
     def _execute(self, full, env, limit, cwd):
-        proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=dict(os.environ, **env), cwd=cwd, start_new_session=True)
-        try:
-            stdout, stderr = proc.communicate(timeout=limit)
-            return stdout, stderr, proc.returncode, False
-        except subprocess.TimeoutExpired:
-            stdout, stderr = self._stop(proc)
-            return stdout, stderr, proc.returncode, True
-        except BaseException:  # Ctrl-C: the command runs in its own session, stop it too
-            self._stop(proc)
-            raise
+        """Runs full with its output in files (not pipes), so the exit can be collected with
+        wait4: its resource usage holds the biggest resident set of dimmap-budget and the
+        command it waited for. Returns (stdout, stderr, exit code, timed out, max RSS bytes)."""
+        with tempfile.TemporaryFile(mode="w+", dir=self.scratch_dir) as out, \
+                tempfile.TemporaryFile(mode="w+", dir=self.scratch_dir) as err:
+            proc = subprocess.Popen(full, stdout=out, stderr=err, text=True, env=dict(os.environ, **env), cwd=cwd,
+                                    start_new_session=True)
+            timed_out = False
+            try:
+                status, usage = self._wait(proc, time.monotonic() + limit)
+                if status is None:
+                    timed_out = True
+                    status, usage = self._stop(proc)
+            except BaseException:  # Ctrl-C: the command runs in its own session, stop it too
+                self._stop(proc)
+                raise
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            out.seek(0)
+            err.seek(0)
+            return out.read(), err.read(), proc.returncode, timed_out, usage.ru_maxrss * 1024
 
     @staticmethod
-    def _stop(proc):
+    def _wait(proc, deadline):
+        """(wait status, rusage) of proc, or (None, None) if it is still running at deadline."""
+        pause = 0.005
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                return status, usage
+            if time.monotonic() >= deadline:
+                return None, None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    @classmethod
+    def _stop(cls, proc):
         """SIGTERM to dimmap-budget (it forwards it and removes its cgroup), then SIGKILL."""
-        try:
-            proc.send_signal(signal.SIGTERM)
-            return proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
+        try:  # os.kill, not proc.send_signal: that polls, and would collect the exit status before wait4
+            os.kill(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        status, usage = cls._wait(proc, time.monotonic() + 20)
+        if status is None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            return proc.communicate()
+            _, status, usage = os.wait4(proc.pid, 0)
+        return status, usage
 
     @staticmethod
     def _read_report(path):

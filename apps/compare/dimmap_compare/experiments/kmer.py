@@ -86,6 +86,7 @@ class KmerLookup(Experiment):
                     cmd = [kmer, "lookup", "--db", db, "--reads", p["reads"], "--max-kmers", str(p["max_kmers"]),
                            "--threads", str(t), "--csv", out] + backend_flags(backend, p["buffer_bytes"], storage)
                     yield Point(label, t, cmd, p["budget_bytes"], lookup_parser(out), evict=[db], panel=index,
+                                data_bytes=os.path.getsize(db),
                                 params={"threads": t, "index": index,
                                         "buffer_bytes": p["buffer_bytes"] if backend == "dimmap" else None})
 
@@ -138,6 +139,7 @@ class KmerClassify(Experiment):
                                "--threads", str(t), "--quiet"] + backend_flags(backend, p["buffer_bytes"], storage)
                         yield Point(f"{index}, {label}", set_name, cmd, p["budget_bytes"], parse_classify,
                                     evict=[p["dbs"][index]], panel=f"{t} threads",
+                                    data_bytes=os.path.getsize(p["dbs"][index]),
                                     params={"threads": t, "index": index, "classification": out + ".tsv",
                                             "buffer_bytes": p["buffer_bytes"] if backend == "dimmap" else None})
 

@@ -57,11 +57,14 @@ class LriotBase(Experiment):
         return [ctx.tools.path("lriot"), f"--file={path}", f"--mode={mode}", f"--threads={threads}", "--json",
                 "--progress=0"] + flags
 
-    def point(self, ctx, config, threads, path, mode, budget, flags, env=None, buffer=None, skip="", panel=""):
+    def point(self, ctx, config, threads, path, mode, budget, flags, env=None, buffer=None, skip="", panel="",
+              out_of_core=True):
+        """out_of_core: the budget is meant to hold less than the file (false for the
+        unconstrained reference), so a budget that holds it all is flagged."""
         cmd = self.lriot_cmd(ctx, path, mode, threads, flags + ([f"--buffer={buffer}"] if buffer else []))
         params = {"mode": mode, "threads": threads, "buffer_bytes": buffer, "env": env or {}}
         return Point(config, threads, cmd, budget, parse_lriot, env=env or {}, evict=[path], params=params,
-                     skip=skip, panel=panel)
+                     skip=skip, panel=panel, data_bytes=os.path.getsize(path) if out_of_core else None)
 
 
 class LriotUniform(LriotBase):
@@ -90,7 +93,7 @@ class LriotUniform(LriotBase):
         kmod = kmod_skip_reason()
         for t in p["threads"]:
             yield self.point(ctx, "direct (O_DIRECT)", t, path, "direct", b, flags)
-            yield self.point(ctx, "mmap, unconstrained", t, path, "mmap", unconstrained, flags)
+            yield self.point(ctx, "mmap, unconstrained", t, path, "mmap", unconstrained, flags, out_of_core=False)
             yield self.point(ctx, "mmap @ budget", t, path, "mmap", b, flags)
             yield self.point(ctx, f"dimmap {format_size(buf)}", t, path, "dimmap", b, flags, buffer=buf)
             yield self.point(ctx, f"dimmap {format_size(small)}", t, path, "dimmap", b, flags, buffer=small)

@@ -69,6 +69,7 @@ class Microbench(Experiment):
                            ("dimmap @ budget", ["--backend=dimmap", f"--buffer={buf}"], b, buf)]
                 for label, flags, budget, buffer in configs:
                     yield Point(label, t, base + flags, budget, parse_query, evict=[path], panel=s,
+                                data_bytes=None if label.startswith("in memory") else os.path.getsize(path),
                                 params={"threads": t, "buffer_bytes": buffer, "structure": s})
 
     def ratios(self, p):
