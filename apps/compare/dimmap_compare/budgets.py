@@ -6,24 +6,27 @@ a generous limit the page cache the run fills (the data files it reads, the file
 stays charged as long as nothing needs the memory, so the peak of one run was 22.6M and of the
 identical next one 11.7M, and the budget derived from the first held the whole data set. What
 a configuration needs beside its DI-MMAP buffer is its own resident memory (heap, stacks, the
-buffer's pages): that is what the calibrations measure (the process's maximum RSS), several
-times, and the median is what counts. Page cache is reclaimable, so a budget need not hold it."""
+buffer's pages): that is what the calibrations measure (the peak of its anonymous and shared
+resident memory, footprint.py), several times, and the median is what counts. Page cache is reclaimable, so a budget need not hold it."""
 import statistics
 
 from .units import format_size
 
-MARGIN_FRACTION = 0.05  # run-to-run variation of the footprint, kernel memory beside the process
-MIN_MARGIN = 1 << 20
+# Beside the process's own memory a cgroup is charged kernel memory (stacks, page tables) and page
+# cache it cannot drop at once (dirty pages under writeback): with 1 MiB, one in 6 fully external
+# BFS runs on 16 threads was OOM-killed in a quick run.
+MARGIN_FRACTION = 0.10
+MIN_MARGIN = 2 << 20
 
 
 class CalibrationError(Exception):
     """The calibrations give no usable footprint."""
 
 
-def derive_overhead(footprints, buffer_bytes, peaks=(), source="maximum RSS"):
+def derive_overhead(footprints, buffer_bytes, peaks=(), source="own resident memory"):
     """The memory a configuration needs beside its buffer, from the footprints (bytes) of
-    several calibration runs: the median footprint minus the buffer, plus a margin of 5% of it
-    (at least 1 MiB). Returns (overhead_bytes, derivation): the derivation records every
+    several calibration runs: the median footprint minus the buffer, plus a margin of 10% of it
+    (at least 2 MiB). Returns (overhead_bytes, derivation): the derivation records every
     measurement and the rule, for the results files and the table."""
     values = sorted(int(v) for v in footprints if v)
     if not values:
@@ -32,7 +35,7 @@ def derive_overhead(footprints, buffer_bytes, peaks=(), source="maximum RSS"):
     margin = max(int(median * MARGIN_FRACTION), MIN_MARGIN)
     overhead = max(median - buffer_bytes, 0) + margin
     derivation = {
-        "rule": f"median {source} of {len(values)} calibration run(s) - buffer + max(5%, 1 MiB)",
+        "rule": f"median {source} of {len(values)} calibration run(s) - buffer + max(10%, 2 MiB)",
         "source": source, "calibrations": len(values), "footprints_bytes": values, "median_bytes": median,
         "spread": round((values[-1] - values[0]) / median, 4) if median else 0.0,
         "margin_bytes": margin, "buffer_bytes": buffer_bytes, "overhead_bytes": overhead,

@@ -48,7 +48,7 @@ class ExperimentResult:
         self.runs.append({
             "panel": point.panel, "config": point.config, "x": point.x, "repeat": repeat,
             "status": run.status, "value": run.value, "error": run.error, "wall_s": run.wall_s,
-            "peak_bytes": run.peak_bytes, "max_rss_bytes": run.max_rss_bytes, "budget_bytes": point.budget,
+            "peak_bytes": run.peak_bytes, "footprint_bytes": run.footprint_bytes, "budget_bytes": point.budget,
             "data_bytes": point.data_bytes, "params": point.params,
             "extra": run.extra, "command": run.command})
 

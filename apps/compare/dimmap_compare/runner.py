@@ -1,17 +1,21 @@
 """Runs one configuration: the command in a fresh memory cgroup of the experiment's budget
 (dimmap-budget, apps/budget), started cold (its data files evicted from the page cache),
-with a time limit. Whatever happens, the outcome is a Run: a failure is data, not an
+with a time limit; on request (calibrations) with the command's own memory measured inside the
+cgroup (footprint.py). Whatever happens, the outcome is a Run: a failure is data, not an
 exception, so the experiment goes on with its other configurations."""
 import json
 import os
 import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 
 from .tools import ToolMissing
+
+FOOTPRINT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "footprint.py")
 
 # Outcomes of a run. Only "ok" carries a value.
 OK, FAILED, OOM, TIMEOUT, MISSING, SKIPPED = "ok", "failed", "oom", "timeout", "missing", "skipped"
@@ -29,7 +33,7 @@ class Run:
     error: str = ""
     wall_s: float = None
     peak_bytes: int = None  # the cgroup's peak: the process plus the page cache it filled
-    max_rss_bytes: int = None  # the process's own resident peak (its heap and DI-MMAP buffer, no page cache)
+    footprint_bytes: int = None  # the command's own resident peak (heap, DI-MMAP buffer; no page cache)
     extra: dict = field(default_factory=dict)
     command: str = ""
 
@@ -56,9 +60,13 @@ class Runner:
         self.scratch_dir = scratch_dir
         self.default_timeout = default_timeout
 
-    def run(self, cmd, budget_bytes, parse, env=None, evict=(), timeout=None, cwd=None):
+    def run(self, cmd, budget_bytes, parse, env=None, evict=(), timeout=None, cwd=None, measure_footprint=False):
         """Runs cmd (a list) under a memory budget of budget_bytes. parse(stdout, stderr, seconds)
-        returns (value, extra dict), or raises (InvalidOutput for a failed check)."""
+        returns (value, extra dict), or raises (InvalidOutput for a failed check).
+        measure_footprint: Run.footprint_bytes is the peak of the command's anonymous and shared
+        resident memory, from footprint.py run between dimmap-budget and the command (a maximum
+        RSS from our own wait would start at this Python's ~70 MiB: a child's maximum RSS
+        includes that of the process it was forked from)."""
         env = {k: str(v) for k, v in (env or {}).items()}
         try:
             budget_tool = self.tools.path("dimmap-budget")
@@ -68,18 +76,21 @@ class Runner:
         os.close(fd)
         os.unlink(report_path)  # dimmap-budget writes it; absent means it did not get that far
         wrapper = [budget_tool, f"--memory={budget_bytes}"] + [f"--evict={f}" for f in evict]
-        full = wrapper + ["--name=compare", f"--report={report_path}", "-q", "--"] + list(cmd)
+        footprint_path = report_path + ".footprint"
+        meter = [sys.executable, FOOTPRINT, footprint_path, "--"] if measure_footprint else []
+        full = wrapper + ["--name=compare", f"--report={report_path}", "-q", "--"] + meter + list(cmd)
         # What the results show: the command to repeat the run by hand (no private report file).
         shown = " ".join([f"{k}={shlex.quote(v)}" for k, v in sorted(env.items())] + [shlex.join(wrapper + ["--"] + list(cmd))])
         limit = timeout or self.default_timeout
         start = time.monotonic()
         try:
-            stdout, stderr, code, timed_out, max_rss = self._execute(full, env, limit, cwd)
+            stdout, stderr, code, timed_out = self._execute(full, env, limit, cwd)
         finally:
             report = self._read_report(report_path)
+            footprint = self._read_footprint(footprint_path) if measure_footprint else None
         wall = report.get("seconds") or (time.monotonic() - start)
         peak = report.get("peak_bytes")
-        run = Run(FAILED, wall_s=wall, peak_bytes=peak, max_rss_bytes=max_rss, command=shown)
+        run = Run(FAILED, wall_s=wall, peak_bytes=peak, footprint_bytes=footprint, command=shown)
         if timed_out:
             run.status, run.error = TIMEOUT, f"no result within {limit:g} s (stopped)"
         elif report.get("oom_killed"):
@@ -100,55 +111,44 @@ class Runner:
         return run
 
     def _execute(self, full, env, limit, cwd):
-        """Runs full with its output in files (not pipes), so the exit can be collected with
-        wait4: its resource usage holds the biggest resident set of dimmap-budget and the
-        command it waited for. Returns (stdout, stderr, exit code, timed out, max RSS bytes)."""
-        with tempfile.TemporaryFile(mode="w+", dir=self.scratch_dir) as out, \
-                tempfile.TemporaryFile(mode="w+", dir=self.scratch_dir) as err:
-            proc = subprocess.Popen(full, stdout=out, stderr=err, text=True, env=dict(os.environ, **env), cwd=cwd,
-                                    start_new_session=True)
-            timed_out = False
-            try:
-                status, usage = self._wait(proc, time.monotonic() + limit)
-                if status is None:
-                    timed_out = True
-                    status, usage = self._stop(proc)
-            except BaseException:  # Ctrl-C: the command runs in its own session, stop it too
-                self._stop(proc)
-                raise
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            out.seek(0)
-            err.seek(0)
-            return out.read(), err.read(), proc.returncode, timed_out, usage.ru_maxrss * 1024
+        proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, **env), cwd=cwd, start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=limit)
+            return stdout, stderr, proc.returncode, False
+        except subprocess.TimeoutExpired:
+            stdout, stderr = self._stop(proc)
+            return stdout, stderr, proc.returncode, True
+        except BaseException:  # Ctrl-C: the command runs in its own session, stop it too
+            self._stop(proc)
+            raise
 
     @staticmethod
-    def _wait(proc, deadline):
-        """(wait status, rusage) of proc, or (None, None) if it is still running at deadline."""
-        pause = 0.005
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                return status, usage
-            if time.monotonic() >= deadline:
-                return None, None
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
-
-    @classmethod
-    def _stop(cls, proc):
+    def _stop(proc):
         """SIGTERM to dimmap-budget (it forwards it and removes its cgroup), then SIGKILL."""
-        try:  # os.kill, not proc.send_signal: that polls, and would collect the exit status before wait4
-            os.kill(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        status, usage = cls._wait(proc, time.monotonic() + 20)
-        if status is None:
+        try:
+            proc.send_signal(signal.SIGTERM)
+            return proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            _, status, usage = os.wait4(proc.pid, 0)
-        return status, usage
+            return proc.communicate()
+
+    @staticmethod
+    def _read_footprint(path):
+        """footprint.py's bytes; None if the command did not get that far."""
+        try:
+            with open(path) as f:
+                return int(f.read().split()[-1]) or None
+        except (OSError, ValueError, IndexError):
+            return None
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
     @staticmethod
     def _read_report(path):

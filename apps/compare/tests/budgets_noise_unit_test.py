@@ -44,17 +44,17 @@ class BudgetDerivation(unittest.TestCase):
 
     def test_overhead_is_median_minus_buffer_plus_margin(self):
         overhead, d = budgets.derive_overhead([30 * M, 20 * M, 25 * M], 16 * M, peaks=[60 * M, 40 * M])
-        self.assertEqual(d["margin_bytes"], int(25 * M * 0.05))
-        self.assertEqual(overhead, 25 * M - 16 * M + int(25 * M * 0.05))
+        self.assertEqual(d["margin_bytes"], int(25 * M * 0.10))
+        self.assertEqual(overhead, 25 * M - 16 * M + int(25 * M * 0.10))
         self.assertEqual(d["cgroup_peaks_bytes"], [40 * M, 60 * M])
-        self.assertIn("median maximum RSS of 3 calibration run(s)", d["rule"])
+        self.assertIn("median own resident memory of 3 calibration run(s)", d["rule"])
         text = budgets.describe_derivation(d)
         self.assertIn("20M-30M over 3 calibration(s)", text)
         self.assertIn("buffer 16M", text)
 
-    def test_small_footprints_get_at_least_a_mebibyte(self):
+    def test_small_footprints_get_at_least_two_mebibytes(self):
         overhead, d = budgets.derive_overhead([2 * M], 2 * M)
-        self.assertEqual((overhead, d["margin_bytes"]), (M, M))
+        self.assertEqual((overhead, d["margin_bytes"]), (2 * M, 2 * M))
 
     def test_no_measurement_is_an_error(self):
         for footprints in ([], [None, 0]):
@@ -63,7 +63,7 @@ class BudgetDerivation(unittest.TestCase):
 
 
 class FakeRunner:
-    """Gives each calibration run the next maximum RSS; counts the runs."""
+    """Gives each calibration run the next footprint; counts the runs."""
 
     def __init__(self, rss):
         self.rss = list(rss)
@@ -71,7 +71,8 @@ class FakeRunner:
 
     def run(self, cmd, budget, parse, **kw):
         self.commands.append(cmd)
-        return Run(OK, value=1.0, wall_s=0.1, max_rss_bytes=self.rss.pop(0), peak_bytes=100 * M)
+        self.measured = kw.get("measure_footprint", False)
+        return Run(OK, value=1.0, wall_s=0.1, footprint_bytes=self.rss.pop(0), peak_bytes=100 * M)
 
 
 class FakeContext:
@@ -93,8 +94,9 @@ class BfsCalibration(unittest.TestCase):
         p = {"graph": "/g", "roots": 2, "threads": [4, 16], "algo_bytes": M}
         overhead = BfsFull().overhead(ctx, p, ["--backend=dimmap"], 4 * M, "/s")
         self.assertEqual(len(runner.commands), 3)
+        self.assertTrue(runner.measured)
         self.assertTrue(all("--threads=16" in c and f"--buffer={4 * M}" in c for c in runner.commands))
-        self.assertEqual(overhead, 10 * M - 4 * M + M)  # median RSS, not the 100M cgroup peak
+        self.assertEqual(overhead, 10 * M - 4 * M + 2 * M)  # median footprint, not the 100M cgroup peak
         self.assertEqual(p["calibration"][""]["footprints_bytes"], [9 * M, 10 * M, 30 * M])
         self.assertIn("median 10M", p["budget_derivation"][""])
         self.assertTrue(any("calibration" in m for m in ctx.messages))
@@ -103,7 +105,7 @@ class BfsCalibration(unittest.TestCase):
         runner = FakeRunner([9 * M])
         p = {"graph": "/g", "roots": 1, "threads": [4], "algo_bytes": M, "storage": "tmpfs (/dev/shm)"}
         overhead = BfsFull().overhead(FakeContext("smoke", runner), p, [], 4 * M, "/s", key="x")
-        self.assertEqual(overhead, 100 * M - 4 * M + 5 * M)
+        self.assertEqual(overhead, 100 * M - 4 * M + 10 * M)
         self.assertEqual(p["calibration"]["x"]["source"], "cgroup peak")
 
 
@@ -225,21 +227,26 @@ exec "$@"
 """
 
 
-class MaxRss(unittest.TestCase):
-    def test_runner_measures_the_process_resident_peak(self):
+class Footprint(unittest.TestCase):
+    def test_runner_measures_the_command_own_memory(self):
         with tempfile.TemporaryDirectory() as d:
             fake = os.path.join(d, "fake-budget")
             with open(fake, "w") as f:
                 f.write(FAKE_BUDGET)
             os.chmod(fake, 0o755)
             runner = Runner(Tools(d, d, {"dimmap-budget": fake}), d, 30)
-            touch = "b = bytearray(64 << 20); print(len(b))"  # 64 MiB, every page written
-            run = runner.run([sys.executable, "-c", touch], 1 << 30, lambda out, err, s: (float(out), {}))
+            # 64 MiB of anonymous memory, every page written, held long enough to be sampled.
+            touch = "import time; b = bytearray(64 << 20); time.sleep(0.3); print(len(b))"
+            run = runner.run([sys.executable, "-c", touch], 1 << 30, lambda out, err, s: (float(out), {}),
+                             measure_footprint=True)
             self.assertEqual(run.status, OK, run.error)
-            self.assertGreater(run.max_rss_bytes, 64 * M)
-            self.assertLess(run.max_rss_bytes, 256 * M)
-            small = runner.run(["true"], 1 << 30, lambda out, err, s: (1.0, {}))
-            self.assertLess(small.max_rss_bytes, 64 * M)  # per run, not the largest child so far
+            self.assertGreater(run.footprint_bytes, 64 * M)
+            self.assertLess(run.footprint_bytes, 256 * M)
+            # The small command's own memory, not that of this (bigger) test process.
+            small = runner.run(["sleep", "0.2"], 1 << 30, lambda out, err, s: (1.0, {}), measure_footprint=True)
+            self.assertLess(small.footprint_bytes, 16 * M)
+            self.assertEqual(os.listdir(d), ["fake-budget"])  # the footprint file is removed
+            self.assertIsNone(runner.run(["true"], 1 << 30, lambda *a: (1.0, {})).footprint_bytes)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ on Linux mmap or on DI-MMAP, every search validated (Graph500 rules, untimed).
   bfs-sweep   DI-MMAP 2015 Figs. 11/13: fully external as the budget shrinks, hot FIFO 75/50/0 %
   bfs-perma   PerMA 2012 Fig. 9: fully external on modelled NVRAM generations
 Equal budgets are measured, much as graph/bench/bfs-bench does: calibration runs of the dimmap
-configuration give the process's memory beside its buffer (the median of several, +5%; see
+configuration give the process's memory beside its buffer (the median of several, +10%; see
 budgets.py), and every configuration gets the buffer plus that."""
 import os
 import re
@@ -39,7 +39,7 @@ class BfsBase(Experiment):
     @staticmethod
     def scale(ctx):
         # Quick: scale 17 (graph ~16 MiB), big enough that the buffer, not the process's own few
-        # MiB, is most of each budget.
+        # MiB, is most of each budget, and that the budget stays below the data.
         return ctx.scale(22, 17, 12)
 
     def graph_params(self, ctx, graph_dir=None):
@@ -67,8 +67,9 @@ class BfsBase(Experiment):
     def overhead(self, ctx, p, flags, buffer, storage, env=None, key=""):
         """The memory the dimmap configuration needs beside its buffer, from calibration runs
         with the points' roots (data 4x the buffer, so the buffer fills) under a generous limit:
-        the median of the runs' footprints minus the buffer, plus 5% (at least 1 MiB). The
-        footprint is the process's maximum RSS (heap, stacks, the buffer's pages): the cgroup's
+        the median of the runs' footprints minus the buffer, plus 10% (at least 2 MiB). The
+        footprint is the process's own resident memory (anonymous and shared: heap, stacks, the
+        buffer's pages; footprint.py): the cgroup's
         peak would add whatever page cache the run happened to leave, which a generous limit
         lets pile up and which differed 2x between identical runs. With the scratch files on
         tmpfs (bfs-perma) the footprint is the cgroup's peak instead: the algorithmic files the
@@ -80,14 +81,14 @@ class BfsBase(Experiment):
         on_tmpfs = bool(p.get("storage", "").startswith("tmpfs"))
         footprints, peaks = [], []
         for _ in range(ctx.pick(3, 3, 1)):
-            run = ctx.runner.run(cmd, generous, parse_bfs, env=env, evict=self.graph_files(p))
+            run = ctx.runner.run(cmd, generous, parse_bfs, env=env, evict=self.graph_files(p), measure_footprint=True)
             if run.status != OK:
                 raise Unavailable(f"calibration run failed ({run.status}: {run.error})")
-            footprints.append(run.peak_bytes if on_tmpfs else run.max_rss_bytes)
+            footprints.append(run.peak_bytes if on_tmpfs else run.footprint_bytes)
             peaks.append(run.peak_bytes)
         try:
             overhead, derivation = derive_overhead(footprints, buffer, peaks,
-                                                   source="cgroup peak" if on_tmpfs else "maximum RSS")
+                                                   source="cgroup peak" if on_tmpfs else "own resident memory")
         except CalibrationError as e:
             raise Unavailable(f"calibration: {e}") from None
         text = describe_derivation(derivation)
@@ -228,6 +229,8 @@ class BfsSweep(BfsBase):
         t = max(p["threads"])
         for panel, (flags, _, shares) in self.PANELS.items():
             sweep = p["sweeps"][panel]
+            # Quick runs keep the two ends of the hot-FIFO range (what the ratio compares).
+            shares = shares if ctx.mode == "full" else tuple(h for h in shares if h in (0.75, 0.0))
             for budget in sweep["budgets"]:
                 buf = budget - sweep["overhead_bytes"]
                 x = round(budget / (1 << 20), 1)

@@ -64,14 +64,14 @@ class KmerLookup(Experiment):
     requires = ("dimmap-budget", "kmer")
 
     def setup(self, ctx):
-        reads = ctx.data.simulated_reads("ci", ctx.pick(20000, 2000, 200))
+        reads = ctx.data.simulated_reads("ci", ctx.pick(20000, 1000, 200))
         dbs = {i: ctx.data.kmer_db("ci", i) for i in INDEXES}
-        max_kmers = ctx.pick(1000000, 40000, 4000)
+        max_kmers = ctx.pick(1000000, 20000, 4000)
         budget, buffer, slack = kmer_budget(ctx, dbs["two-level"], (8 << 20) + 8 * max_kmers)
         sizes = ", ".join(f"{i} {format_size(os.path.getsize(db))}" for i, db in dbs.items())
         return {"reads": reads, "dbs": dbs, "budget_bytes": budget, "buffer_bytes": buffer, "slack_bytes": slack,
                 "data_label": f"DB {sizes}", "max_kmers": max_kmers,
-                "threads": ctx.threads([1, 4, 16, 64], [4, 16, 64], [4])}
+                "threads": ctx.threads([1, 4, 16, 64], [4, 16], [4])}
 
     def points(self, ctx, p):
         kmer = ctx.tools.path("kmer")
@@ -114,7 +114,7 @@ class KmerClassify(Experiment):
     requires = ("dimmap-budget", "kmer")
 
     def setup(self, ctx):
-        count = ctx.pick(5000, 200, 50)
+        count = ctx.pick(5000, 100, 50)
         reads = {"simulated": ctx.data.simulated_reads("ci", count)}
         real = ctx.data.real_reads()
         for name, short in (("gasic-srr059298", "gasic SRR059298"), ("bowtie2-lambda-1", "bowtie2 lambda")):
