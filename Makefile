@@ -9,8 +9,9 @@ PRESET ?= ci
 BUILD := build/$(PRESET)
 CTEST_ARGS ?=
 SANITIZER_PASSES ?= asan tsan fuzz
-# What dimmap-compare runs (apps/compare/dimmap_compare/tools.py); no tests, no fuzzers.
-DEMO_TOOLS := dimmap-budget lriot microbench dimmap-run rmat-gen graph-ingest bfs kmer bwa-mmap
+# The executables dimmap-compare runs (apps/compare/dimmap_compare/tools.py; kmer and microbench
+# are kmer_cli and microbench-cli, their libraries own the short names); no tests, no fuzzers.
+DEMO_TOOLS := dimmap-budget lriot microbench-cli dimmap-run rmat-gen graph-ingest bfs kmer_cli bwa-mmap
 
 .PHONY: setup build test test-sanitizers demo clean
 setup:

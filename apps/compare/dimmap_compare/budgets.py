@@ -7,7 +7,8 @@ stays charged as long as nothing needs the memory, so the peak of one run was 22
 identical next one 11.7M, and the budget derived from the first held the whole data set. What
 a configuration needs beside its DI-MMAP buffer is its own resident memory (heap, stacks, the
 buffer's pages): that is what the calibrations measure (the peak of its anonymous and shared
-resident memory, footprint.py), several times, and the median is what counts. Page cache is reclaimable, so a budget need not hold it."""
+resident memory, footprint.py), several times, and the median is what counts. Page cache is
+reclaimable, so a budget need not hold it."""
 import statistics
 
 from .units import format_size

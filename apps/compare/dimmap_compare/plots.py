@@ -76,8 +76,8 @@ def _draw_bars(ax, result, panel, summary):
                 pts.append(s)
             elif s:
                 ax.annotate(s["status"], (p, 0), rotation=90, ha="center", va="bottom", fontsize=7, color="red")
-        bars = ax.bar(pos, vals, width, label=_label(config, pts), yerr=_error_bars(pts, result.statistic) if pts else None,
-                      capsize=2, color=colors[config])
+        bars = ax.bar(pos, vals, width, label=_label(config, pts),
+                      yerr=_error_bars(pts, result.statistic) if pts else None, capsize=2, color=colors[config])
         if not pts:
             bars.set_label(f"{config} (no result)")
     ax.set_xticks(range(len(xs)))
@@ -102,7 +102,8 @@ def ratio_lines(result):
 def _config_rank(result, panel, label):
     """Legend entries in the order of the configurations (labels may carry a suffix)."""
     configs = result.configs(panel)
-    return next((i for i, c in enumerate(configs) if label == c or label.startswith((c + " (", c + " ["))), len(configs))
+    return next((i for i, c in enumerate(configs) if label == c or label.startswith((c + " (", c + " ["))),
+                len(configs))
 
 
 def plot_experiment(result, out_dir):

@@ -95,9 +95,9 @@ def format_experiment(result):
         lines.append("   * some repeats failed: the value is over the runs that succeeded")
     in_core = [s for s in summary if s.get("not_out_of_core")]
     if in_core:
-        lines.append(f"   {NOT_OUT_OF_CORE} {not_out_of_core_note(in_core[0]['budget_bytes'], in_core[0]['data_bytes'])}"
-                     f" ({len(in_core)} point(s)): Linux mmap can cache everything, the comparison says nothing "
-                     "about paging")
+        note = not_out_of_core_note(in_core[0]["budget_bytes"], in_core[0]["data_bytes"])
+        lines.append(f"   {NOT_OUT_OF_CORE} {note} ({len(in_core)} point(s)): Linux mmap can cache everything, the "
+                     "comparison says nothing about paging")
     if any(p.within_noise for _, points in result.ratio_points() for p in points):
         lines.append("   within noise: the runs of one side overlap the other side's, so the repeats do not say "
                      "which is faster")

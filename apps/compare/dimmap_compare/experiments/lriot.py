@@ -78,7 +78,7 @@ class LriotUniform(LriotBase):
         p["threads"] = ctx.threads([1, 4, 16, 64, 256], [4, 16], [4])
         pages = p["data_bytes"] // 4096
         p["ops"] = pages // 2  # half the file: every page at most once
-        p["seconds_cap"] = ctx.seconds(30, 3, 1)
+        p["seconds_cap"] = ctx.seconds(30, 2, 1)
         p["write_fraction"] = self.write_fraction
         p["pattern"] = "uniform"
         p["file"] = ctx.data.lriot_file(p["data_bytes"])
@@ -142,7 +142,7 @@ class DimmapOptimizations(LriotBase):
         p = self.sizes(ctx)
         p["threads"] = ctx.threads([1, 4, 16, 64, 256], [4, 16], [4])
         p["ops"] = p["data_bytes"] // 4096 // 2
-        p["seconds_cap"] = ctx.seconds(30, 3, 1)
+        p["seconds_cap"] = ctx.seconds(30, 2, 1)
         p["file"] = ctx.data.lriot_file(p["data_bytes"])
         return p
 
