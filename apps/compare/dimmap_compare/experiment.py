@@ -109,6 +109,11 @@ def run_experiment(exp, ctx, position=""):
         for tool in exp.requires:
             ctx.tools.path(tool)
         params = exp.setup(ctx)
+        # Data just made (hundreds of MiB of k-mer DBs) is still being written back: the first
+        # runs would compete with that I/O (a quick kmer-lookup run right after building its
+        # DBs gave dimmap / mmap 0.29-0.48, the runs after 0.52-0.69), and eviction cannot drop
+        # dirty pages. So the disk is idle and the files clean before anything is timed.
+        os.sync()
         result.params.update(params)
         points = list(exp.points(ctx, params))
         result.ratios = exp.ratios(params)
