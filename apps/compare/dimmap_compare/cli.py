@@ -60,9 +60,13 @@ def parse_args(argv, defaults):
     ap.add_argument("--threads", type=checked(parse_list), metavar="LIST", help="thread counts, e.g. 4,16,64")
     ap.add_argument("--scale", type=int, metavar="S", help="R-MAT scale of the BFS graph")
     ap.add_argument("--seconds", type=float, metavar="S", help="length (or cap) of each timed run")
-    ap.add_argument("--repeat", type=int, metavar="N", help="runs per point [3; quick and smoke 1]")
+    ap.add_argument("--repeat", type=int, metavar="N", help="runs per point, interleaved across configurations "
+                                                             "[3; smoke 1]")
     ap.add_argument("--out", default=defaults["out"], metavar="DIR", help="results directory [%(default)s]")
-    ap.add_argument("--data-dir", metavar="DIR", help="where default data is made and kept [OUT/data]")
+    ap.add_argument("--data-dir", metavar="DIR", help="where default data is made and kept (never removed) "
+                                                      "[OUT/data, removed at the end unless --keep-data]")
+    ap.add_argument("--keep-data", action="store_true",
+                    help="keep OUT/data for the next run instead of removing it at the end")
     ap.add_argument("--build-dir", default=defaults["build_dir"], metavar="DIR",
                     help="CMake build tree with the tools [%(default)s]")
     ap.add_argument("--tool", action="append", default=[], metavar="NAME=PATH",
@@ -112,7 +116,8 @@ def main(argv=None, defaults=None):
         describe_experiments()
         return 0
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
-    repeat = args.repeat or (3 if mode == "full" else 1)
+    # Several repeats even in quick mode: one run per point cannot tell a difference from noise.
+    repeat = args.repeat or (1 if mode == "smoke" else 3)
     timeout = args.timeout or {"full": 600, "quick": 180, "smoke": 120}[mode]
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -143,6 +148,8 @@ def main(argv=None, defaults=None):
         return 130
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        if not args.data_dir and not args.keep_data:
+            remove_data(data_dir)
     wall = time.monotonic() - start
     print(format_all(done, wall))
     print(f"\nresults: {out}/results.csv, results.json, results.h5" +
@@ -152,6 +159,15 @@ def main(argv=None, defaults=None):
     missing = sum(1 for r in done for s in r.failures() if s["status"] != SKIPPED)
     missing += sum(1 for r in done if r.unavailable)
     return 1 if args.strict and missing else 0
+
+
+def remove_data(data_dir):
+    """The default data of OUT/data goes at the end (it is made again in minutes; quick data
+    is some hundred MiB that nobody asked to keep)."""
+    if os.path.isdir(data_dir):
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(data_dir) for f in files)
+        shutil.rmtree(data_dir, ignore_errors=True)
+        log(f"removed the generated data {data_dir} ({size >> 20} MiB; --keep-data keeps it)")
 
 
 def report(out, no_plots):

@@ -10,6 +10,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from . import provenance
+from .budgets import not_out_of_core_note
 from .datasets import DataError
 from .results import ExperimentResult
 from .runner import MISSING, OK, SKIPPED, WRONG, Run
@@ -38,6 +39,9 @@ class Point:
     timeout: float = None
     cwd: str = None
     condition: str = ""  # a state of the machine around the run, e.g. "loaded" (see Experiment.condition)
+    # The data the run is meant to page through: a budget that holds it all is flagged "not
+    # out-of-core". None for references that are unconstrained on purpose (in memory).
+    data_bytes: int = None
 
 
 class Experiment:
@@ -105,6 +109,11 @@ def run_experiment(exp, ctx, position=""):
         for tool in exp.requires:
             ctx.tools.path(tool)
         params = exp.setup(ctx)
+        # Data just made (hundreds of MiB of k-mer DBs) is still being written back: the first
+        # runs would compete with that I/O (a quick kmer-lookup run right after building its
+        # DBs gave dimmap / mmap 0.29-0.48, the runs after 0.52-0.69), and eviction cannot drop
+        # dirty pages. So the disk is idle and the files clean before anything is timed.
+        os.sync()
         result.params.update(params)
         points = list(exp.points(ctx, params))
         result.ratios = exp.ratios(params)
@@ -129,17 +138,22 @@ def run_experiment(exp, ctx, position=""):
 
 def _run_points(exp, points, ctx, result, tag):
     repeats = exp.repeats(ctx)
-    total = len(points) * repeats
+    # The counter counts the runs that will be made: skipped points are recorded, not run.
+    total = sum(1 for p in points if not p.skip) * repeats
     done = 0
+    for p in points:
+        note = not_out_of_core_note(p.budget, p.data_bytes)
+        if note and not p.skip:
+            ctx.log(f"{tag} warning: {p.config}, {result.x_label} {p.x}: {note}")
     with contextlib.ExitStack() as held:
         current = None
         for repeat in range(repeats):  # interleaved: a drift in the machine's load hits every config
             for p in points:
-                done += 1
                 if p.skip:
                     if repeat == 0:
                         result.add_run(p, 0, Run(p.skip_status, error=p.skip))
                     continue
+                done += 1
                 if any(r["status"] == MISSING and r["config"] == p.config and r["x"] == p.x for r in result.runs):
                     continue  # a missing tool stays missing
                 if p.condition != current:

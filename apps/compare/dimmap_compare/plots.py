@@ -8,9 +8,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import EngFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from .table import headline  # noqa: E402
+from .table import format_ratio_point, headline  # noqa: E402
+from .units import format_number  # noqa: E402
+
+# 12M and 1.5K, not 1.2 with a 1e7 offset; and 0.5, not EngFormatter's "500 m" (0.5 s is no milli-anything).
+VALUE_FORMAT = FuncFormatter(lambda v, _: format_number(v))
 
 
 def _error_bars(points, statistic):
@@ -46,7 +50,7 @@ def _draw_lines(ax, result, panel, summary):
             ax.plot([], [], linestyle="none", marker="x", color=colors[config],
                     label=f"{config} (no result: {bad[0]['status']})")
             continue
-        label = config + (f" ({len(bad)} point(s) without result)" if bad else "")
+        label = _label(config, pts) + (f" ({len(bad)} point(s) without result)" if bad else "")
         ax.errorbar([s["x"] for s in pts], [s["value"] for s in pts], yerr=_error_bars(pts, result.statistic),
                     marker="o", capsize=3, label=label, color=colors[config])
     if result.x_log:
@@ -72,18 +76,34 @@ def _draw_bars(ax, result, panel, summary):
                 pts.append(s)
             elif s:
                 ax.annotate(s["status"], (p, 0), rotation=90, ha="center", va="bottom", fontsize=7, color="red")
-        bars = ax.bar(pos, vals, width, label=config, yerr=_error_bars(pts, result.statistic) if pts else None,
-                      capsize=2, color=colors[config])
+        bars = ax.bar(pos, vals, width, label=_label(config, pts),
+                      yerr=_error_bars(pts, result.statistic) if pts else None, capsize=2, color=colors[config])
         if not pts:
             bars.set_label(f"{config} (no result)")
     ax.set_xticks(range(len(xs)))
     ax.set_xticklabels([str(x) for x in xs])
 
 
+def _label(config, rows):
+    """The legend entry: the configuration, flagged where its budget held all of its data."""
+    return config + (" [not out-of-core]" if any(s.get("not_out_of_core") for s in rows) else "")
+
+
+def ratio_lines(result):
+    """'dimmap / mmap: 0.66x [0.55-0.80] @ 4 (within noise), ...' per ratio, for the figure."""
+    lines = []
+    for ratio, points in result.ratio_points():
+        if points:
+            where = f" ({ratio.panel})" if ratio.panel else ""
+            lines.append(f"{ratio.label}{where}: " + ", ".join(format_ratio_point(p) for p in points))
+    return lines
+
+
 def _config_rank(result, panel, label):
     """Legend entries in the order of the configurations (labels may carry a suffix)."""
     configs = result.configs(panel)
-    return next((i for i, c in enumerate(configs) if label == c or label.startswith(c + " (")), len(configs))
+    return next((i for i, c in enumerate(configs) if label == c or label.startswith((c + " (", c + " ["))),
+                len(configs))
 
 
 def plot_experiment(result, out_dir):
@@ -102,7 +122,7 @@ def plot_experiment(result, out_dir):
             ax.set_yscale("log")
         else:
             ax.set_ylim(bottom=0)
-        ax.yaxis.set_major_formatter(EngFormatter())  # 12 M, not 1.2 with a 1e7 offset
+        ax.yaxis.set_major_formatter(VALUE_FORMAT)
         ax.grid(True, alpha=0.3)
         if panel:
             ax.set_title(panel)
@@ -118,7 +138,15 @@ def plot_experiment(result, out_dir):
     fig.text(0.01, 0.005, f"{m.get('hostname', '?')}: {m.get('cores', '?')} cores, kernel {m.get('kernel', '?')}, "
              f"{m.get('data_filesystem', '')}; commit {g.get('describe', '?')}; {prov.get('date', '')}. "
              "Shared machine: indicative numbers.", fontsize=6, color="gray")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    ratios = [line for text in ratio_lines(result) for line in textwrap.wrap(text, 150 * len(panels))]
+    bottom = 0.03
+    if ratios:  # below the axes, in a figure grown by the lines' height (0.11 in each)
+        height = 4.8 + 0.11 * (len(ratios) + 1)
+        fig.set_size_inches(6.4 * len(panels), height)
+        bottom = (0.15 + 0.11 * (len(ratios) + 1)) / height
+        fig.text(0.01, 0.15 / height, "Ratios [spread over the repeats]:\n" + "\n".join(ratios), fontsize=6,
+                 va="bottom", family="monospace")
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     path = os.path.join(out_dir, f"{result.name}.png")
     tmp = f"{path}.tmp.{os.getpid()}.png"
     fig.savefig(tmp, dpi=110)

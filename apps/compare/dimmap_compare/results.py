@@ -7,6 +7,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 
 from . import SCHEMA
+from .budgets import holds_data
 from .runner import OK
 
 
@@ -47,7 +48,8 @@ class ExperimentResult:
         self.runs.append({
             "panel": point.panel, "config": point.config, "x": point.x, "repeat": repeat,
             "status": run.status, "value": run.value, "error": run.error, "wall_s": run.wall_s,
-            "peak_bytes": run.peak_bytes, "budget_bytes": point.budget, "params": point.params,
+            "peak_bytes": run.peak_bytes, "footprint_bytes": run.footprint_bytes, "budget_bytes": point.budget,
+            "data_bytes": point.data_bytes, "params": point.params,
             "extra": run.extra, "command": run.command})
 
     # ---- summaries ----
@@ -70,7 +72,9 @@ class ExperimentResult:
             values = [r["value"] for r in runs if r["status"] == OK]
             failed = [r for r in runs if r["status"] != OK]
             s = {"panel": panel, "config": config, "x": runs[0]["x"], "runs": len(runs), "ok": len(values),
-                 "budget_bytes": runs[0]["budget_bytes"], "params": runs[0]["params"],
+                 "budget_bytes": runs[0]["budget_bytes"], "data_bytes": runs[0].get("data_bytes"),
+                 "not_out_of_core": holds_data(runs[0]["budget_bytes"], runs[0].get("data_bytes")),
+                 "params": runs[0]["params"],
                  "peak_bytes": max((r["peak_bytes"] or 0 for r in runs), default=0) or None,
                  "status": OK if not failed else (failed[0]["status"] if not values else "partial"),
                  "error": failed[0]["error"] if failed else ""}
@@ -87,17 +91,22 @@ class ExperimentResult:
 
     def ratio_values(self):
         """[(Ratio, [(x, value), ...]), ...] for the points where both sides have a value."""
+        return [(ratio, [(p.x, p.value) for p in points]) for ratio, points in self.ratio_points()]
+
+    def ratio_points(self):
+        """[(Ratio, [RatioPoint, ...]), ...]: each ratio's value, spread and noise verdict at the
+        points where both sides have a value."""
         table = {(s["panel"], s["config"], _key(s["x"])): s for s in self.summary()}
         out = []
         for spec in self.ratios:
             ratio = spec if isinstance(spec, Ratio) else Ratio(**spec)
-            pairs = []
+            points = []
             for x in self.xs(ratio.panel or None):
                 a = table.get((ratio.panel, ratio.num, _key(x)))
                 b = table.get((ratio.panel, ratio.den, _key(x)))
                 if a and b and a["value"] is not None and b["value"]:
-                    pairs.append((x, a["value"] / b["value"]))
-            out.append((ratio, pairs))
+                    points.append(ratio_point(x, a, b))
+            out.append((ratio, points))
         return out
 
     def failures(self):
@@ -109,8 +118,10 @@ class ExperimentResult:
         d["ratios"] = [asdict(r) if isinstance(r, Ratio) else r for r in self.ratios]
         d["summary"] = self.summary()
         d["ratio_values"] = [{"label": r.label, "num": r.num, "den": r.den, "panel": r.panel,
-                              "values": [{"x": x, "ratio": v} for x, v in pairs]}
-                             for r, pairs in self.ratio_values()]
+                              "values": [{"x": p.x, "ratio": p.value, "low": p.low, "high": p.high,
+                                          "within_noise": p.within_noise, "not_out_of_core": p.not_out_of_core}
+                                         for p in points]}
+                             for r, points in self.ratio_points()]
         return d
 
     @classmethod
@@ -119,6 +130,30 @@ class ExperimentResult:
         result = cls(**{k: v for k, v in d.items() if k in known})
         result.ratios = [Ratio(**r) if isinstance(r, dict) else r for r in result.ratios]
         return result
+
+
+@dataclass
+class RatioPoint:
+    """num / den at one x: the ratio of the statistics, its spread over the repeats (the
+    lowest and highest ratio any pair of runs could give), and whether it is within noise."""
+    x: object
+    value: float
+    low: float = None
+    high: float = None
+    within_noise: bool = None  # None: a side has a single run, so its noise is unknown
+    not_out_of_core: bool = False  # a side's budget holds the whole data set
+
+
+def ratio_point(x, num, den):
+    """The RatioPoint of two summaries. The ratio is within noise when the runs of one side
+    overlap the other side's (num's min-max range meets den's): then the repeats do not say
+    which side is faster."""
+    point = RatioPoint(x, num["value"] / den["value"],
+                       not_out_of_core=bool(num.get("not_out_of_core") or den.get("not_out_of_core")))
+    if num["ok"] > 1 and den["ok"] > 1 and den["min"] and den["max"]:
+        point.low, point.high = num["min"] / den["max"], num["max"] / den["min"]
+        point.within_noise = num["min"] <= den["max"] and den["min"] <= num["max"]
+    return point
 
 
 def describe(values):

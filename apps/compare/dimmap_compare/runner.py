@@ -1,17 +1,21 @@
 """Runs one configuration: the command in a fresh memory cgroup of the experiment's budget
 (dimmap-budget, apps/budget), started cold (its data files evicted from the page cache),
-with a time limit. Whatever happens, the outcome is a Run: a failure is data, not an
+with a time limit; on request (calibrations) with the command's own memory measured inside the
+cgroup (footprint.py). Whatever happens, the outcome is a Run: a failure is data, not an
 exception, so the experiment goes on with its other configurations."""
 import json
 import os
 import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 
 from .tools import ToolMissing
+
+FOOTPRINT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "footprint.py")
 
 # Outcomes of a run. Only "ok" carries a value.
 OK, FAILED, OOM, TIMEOUT, MISSING, SKIPPED = "ok", "failed", "oom", "timeout", "missing", "skipped"
@@ -28,7 +32,8 @@ class Run:
     value: float = None
     error: str = ""
     wall_s: float = None
-    peak_bytes: int = None
+    peak_bytes: int = None  # the cgroup's peak: the process plus the page cache it filled
+    footprint_bytes: int = None  # the command's own resident peak (heap, DI-MMAP buffer; no page cache)
     extra: dict = field(default_factory=dict)
     command: str = ""
 
@@ -55,9 +60,13 @@ class Runner:
         self.scratch_dir = scratch_dir
         self.default_timeout = default_timeout
 
-    def run(self, cmd, budget_bytes, parse, env=None, evict=(), timeout=None, cwd=None):
+    def run(self, cmd, budget_bytes, parse, env=None, evict=(), timeout=None, cwd=None, measure_footprint=False):
         """Runs cmd (a list) under a memory budget of budget_bytes. parse(stdout, stderr, seconds)
-        returns (value, extra dict), or raises (InvalidOutput for a failed check)."""
+        returns (value, extra dict), or raises (InvalidOutput for a failed check).
+        measure_footprint: Run.footprint_bytes is the peak of the command's anonymous and shared
+        resident memory, from footprint.py run between dimmap-budget and the command (a maximum
+        RSS from our own wait would start at this Python's ~70 MiB: a child's maximum RSS
+        includes that of the process it was forked from)."""
         env = {k: str(v) for k, v in (env or {}).items()}
         try:
             budget_tool = self.tools.path("dimmap-budget")
@@ -67,7 +76,9 @@ class Runner:
         os.close(fd)
         os.unlink(report_path)  # dimmap-budget writes it; absent means it did not get that far
         wrapper = [budget_tool, f"--memory={budget_bytes}"] + [f"--evict={f}" for f in evict]
-        full = wrapper + ["--name=compare", f"--report={report_path}", "-q", "--"] + list(cmd)
+        footprint_path = report_path + ".footprint"
+        meter = [sys.executable, FOOTPRINT, footprint_path, "--"] if measure_footprint else []
+        full = wrapper + ["--name=compare", f"--report={report_path}", "-q", "--"] + meter + list(cmd)
         # What the results show: the command to repeat the run by hand (no private report file).
         shown = " ".join([f"{k}={shlex.quote(v)}" for k, v in sorted(env.items())] + [shlex.join(wrapper + ["--"] + list(cmd))])
         limit = timeout or self.default_timeout
@@ -76,9 +87,10 @@ class Runner:
             stdout, stderr, code, timed_out = self._execute(full, env, limit, cwd)
         finally:
             report = self._read_report(report_path)
+            footprint = self._read_footprint(footprint_path) if measure_footprint else None
         wall = report.get("seconds") or (time.monotonic() - start)
         peak = report.get("peak_bytes")
-        run = Run(FAILED, wall_s=wall, peak_bytes=peak, command=shown)
+        run = Run(FAILED, wall_s=wall, peak_bytes=peak, footprint_bytes=footprint, command=shown)
         if timed_out:
             run.status, run.error = TIMEOUT, f"no result within {limit:g} s (stopped)"
         elif report.get("oom_killed"):
@@ -123,6 +135,20 @@ class Runner:
             except ProcessLookupError:
                 pass
             return proc.communicate()
+
+    @staticmethod
+    def _read_footprint(path):
+        """footprint.py's bytes; None if the command did not get that far."""
+        try:
+            with open(path) as f:
+                return int(f.read().split()[-1]) or None
+        except (OSError, ValueError, IndexError):
+            return None
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
     @staticmethod
     def _read_report(path):

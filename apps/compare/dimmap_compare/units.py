@@ -43,6 +43,14 @@ def format_number(value):
     return f"{value:.3g}"
 
 
+def format_megabases(bases):
+    """48502 -> '0.05 Mb', 4641652 -> '4.6 Mb': two decimals below 1 Mb, where one would say 0.0."""
+    mb = bases / 1e6
+    if mb >= 1:
+        return f"{mb:.1f} Mb"
+    return f"{mb:.2f} Mb" if mb >= 0.01 else f"{mb:.2g} Mb"
+
+
 def parse_list(text, kind=int):
     """'1,4,16' -> [1, 4, 16]; raises ValueError on an empty or malformed list."""
     items = [s.strip() for s in str(text).split(",") if s.strip()]

@@ -91,15 +91,20 @@ def _write_experiment(f, r):
     summary = g.create_group("summary")
     rows = r.summary()
     keys = ["panel", "config", "x", "x_value", "runs", "ok", "status", "value", "median", "mean", "stdev", "variance",
-            "min", "max", "peak_bytes", "budget_bytes", "error"]
+            "min", "max", "peak_bytes", "budget_bytes", "data_bytes", "not_out_of_core", "error"]
     for k in keys:
         vals = [(_x_value(s["x"]) if k == "x_value" else (str(s["x"]) if k == "x" else s[k])) for s in rows]
         _column(summary, k, vals)
     ratios = g.create_group("ratios")
-    for i, (ratio, pairs) in enumerate(r.ratio_values()):
-        d = ratios.create_dataset(f"ratio_{i}", data=np.array([v for _, v in pairs], dtype=np.float64))
+    for i, (ratio, points) in enumerate(r.ratio_points()):
+        d = ratios.create_dataset(f"ratio_{i}", data=np.array([p.value for p in points], dtype=np.float64))
         d.attrs["label"], d.attrs["num"], d.attrs["den"], d.attrs["panel"] = ratio.label, ratio.num, ratio.den, ratio.panel
-        d.attrs["x"] = json.dumps([x for x, _ in pairs])
+        d.attrs["x"] = json.dumps([p.x for p in points])
+        # Spread over the repeats (null where a side ran once) and the noise verdict per x.
+        d.attrs["low"] = json.dumps([p.low for p in points])
+        d.attrs["high"] = json.dumps([p.high for p in points])
+        d.attrs["within_noise"] = json.dumps([p.within_noise for p in points])
+        d.attrs["not_out_of_core"] = json.dumps([p.not_out_of_core for p in points])
 
 
 def write_h5(path, document):

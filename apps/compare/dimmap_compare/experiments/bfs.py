@@ -4,13 +4,14 @@ on Linux mmap or on DI-MMAP, every search validated (Graph500 rules, untimed).
   bfs-full    DI-MMAP 2015 Fig. 12: fully external, TEPS vs threads
   bfs-sweep   DI-MMAP 2015 Figs. 11/13: fully external as the budget shrinks, hot FIFO 75/50/0 %
   bfs-perma   PerMA 2012 Fig. 9: fully external on modelled NVRAM generations
-Equal budgets are measured, much as graph/bench/bfs-bench does: a calibration run of the dimmap
-configuration gives the process's memory beside its buffer (+5%), and every configuration gets
-the buffer plus that."""
+Equal budgets are measured, much as graph/bench/bfs-bench does: calibration runs of the dimmap
+configuration give the process's memory beside its buffer (the median of several, +10%; see
+budgets.py), and every configuration gets the buffer plus that."""
 import os
 import re
 
 from . import perma
+from ..budgets import CalibrationError, derive_overhead, describe_derivation
 from ..experiment import Experiment, Point, Unavailable
 from ..results import Ratio
 from ..runner import OK, InvalidOutput
@@ -38,7 +39,7 @@ class BfsBase(Experiment):
     @staticmethod
     def scale(ctx):
         # Quick: scale 17 (graph ~16 MiB), big enough that the buffer, not the process's own few
-        # MiB, is most of each budget.
+        # MiB, is most of each budget, and that the budget stays below the data.
         return ctx.scale(22, 17, 12)
 
     def graph_params(self, ctx, graph_dir=None):
@@ -63,21 +64,38 @@ class BfsBase(Experiment):
         return [ctx.tools.path("bfs"), f"--graph={p['graph']}", f"--roots={p['roots']}", "--seed=1",
                 f"--threads={threads}", f"--storage={storage}"] + flags + (["--validate"] if validate else [])
 
-    def overhead(self, ctx, p, flags, buffer, storage, env=None):
-        """The memory the dimmap configuration needs beside its buffer: the peak of a validated
-        run with the points' roots (data 4x the buffer, so the buffer fills) minus the buffer,
-        plus 5% of the peak (at least 1 MiB) for run-to-run variation; more would only be cache
-        for mmap. The same roots as the points, as graph/bench/bfs-bench calibrates: with the
-        scratch files on tmpfs (bfs-perma) a run of 2 roots peaked ~1 MiB above one of 1 root,
-        and a quick point was OOM-killed."""
+    def overhead(self, ctx, p, flags, buffer, storage, env=None, key=""):
+        """The memory the dimmap configuration needs beside its buffer, from calibration runs
+        with the points' roots (data 4x the buffer, so the buffer fills) under a generous limit:
+        the median of the runs' footprints minus the buffer, plus 10% (at least 2 MiB). The
+        footprint is the process's own resident memory (anonymous and shared: heap, stacks, the
+        buffer's pages; footprint.py): the cgroup's
+        peak would add whatever page cache the run happened to leave, which a generous limit
+        lets pile up and which differed 2x between identical runs. With the scratch files on
+        tmpfs (bfs-perma) the footprint is the cgroup's peak instead: the algorithmic files the
+        run writes there are charged to it and cannot be reclaimed, and no page cache of reads
+        inflates it (a run of 2 roots peaked ~1 MiB above one of 1 root there). How it was
+        derived goes into p["budget_derivation"] and p["calibration"]."""
         generous = 4 * (buffer + p["algo_bytes"]) + (256 << 20)
         cmd = self.bfs_cmd(ctx, p, max(p["threads"]), storage, flags + [f"--buffer={buffer}"])
-        run = ctx.runner.run(cmd, generous, parse_bfs, env=env, evict=self.graph_files(p))
-        if run.status != OK or not run.peak_bytes:
-            raise Unavailable(f"calibration run failed ({run.status}: {run.error})")
-        ctx.log(f"[{self.name}] calibration: dimmap with a {format_size(buffer)} buffer peaks at "
-                f"{format_size(run.peak_bytes)}")
-        return max(run.peak_bytes - buffer, 0) + max(run.peak_bytes // 20, 1 << 20)
+        on_tmpfs = bool(p.get("storage", "").startswith("tmpfs"))
+        footprints, peaks = [], []
+        for _ in range(ctx.pick(3, 3, 1)):
+            run = ctx.runner.run(cmd, generous, parse_bfs, env=env, evict=self.graph_files(p), measure_footprint=True)
+            if run.status != OK:
+                raise Unavailable(f"calibration run failed ({run.status}: {run.error})")
+            footprints.append(run.peak_bytes if on_tmpfs else run.footprint_bytes)
+            peaks.append(run.peak_bytes)
+        try:
+            overhead, derivation = derive_overhead(footprints, buffer, peaks,
+                                                   source="cgroup peak" if on_tmpfs else "own resident memory")
+        except CalibrationError as e:
+            raise Unavailable(f"calibration: {e}") from None
+        text = describe_derivation(derivation)
+        ctx.log(f"[{self.name}] calibration{' (' + key + ')' if key else ''}: {text}")
+        p.setdefault("budget_derivation", {})[key] = text
+        p.setdefault("calibration", {})[key] = derivation
+        return overhead
 
     def equal_budget(self, ctx, p, flags, buffer, storage, env=None):
         """Sets p's buffer and budget: the budget is the buffer plus the measured overhead, or
@@ -93,9 +111,10 @@ class BfsBase(Experiment):
     def graph_files(p):
         return [os.path.join(p["graph"], f) for f in ("vertex.dat", "edge.dat")]
 
-    def point(self, p, config, x, cmd, budget, env=None, panel="", **params):
+    def point(self, p, config, x, cmd, budget, env=None, panel="", data_bytes=None, **params):
+        """data_bytes: what the run pages through (None for the unconstrained references)."""
         return Point(config, x, cmd, budget, parse_bfs, env=env or {}, evict=self.graph_files(p), panel=panel,
-                     params=params)
+                     params=params, data_bytes=data_bytes)
 
 
 class BfsSemi(BfsBase):
@@ -105,7 +124,7 @@ class BfsSemi(BfsBase):
     about = ("TEPS of the BFS with vertex and edge files on storage (4x the DI-MMAP buffer) and the three "
              "algorithmic files in anonymous memory: Linux mmap, mmap with a MADV_DONTNEED helper thread "
              "(every second), DI-MMAP, all in the same cgroup (the buffer plus the process memory measured "
-             "in a calibration run), and all "
+             "in calibration runs), and all "
              "five files in memory without a budget for reference.")
     x_log = False
     y_log = True  # in memory is orders of magnitude above the rest
@@ -129,8 +148,9 @@ class BfsSemi(BfsBase):
                     None)]
         for t in p["threads"]:
             for label, flags, budget, buffer in configs:
+                data = None if label.startswith("in memory") else p["graph_bytes"]
                 yield self.point(p, label, t, self.bfs_cmd(ctx, p, t, self.storage, flags), budget, threads=t,
-                                 buffer_bytes=buffer)
+                                 buffer_bytes=buffer, data_bytes=data)
 
     def ratios(self, p):
         return [Ratio("dimmap", "in memory (unconstrained)", "dimmap / in memory"),
@@ -143,8 +163,8 @@ class BfsFull(BfsBase):
     figure = "DI-MMAP 2015 Fig. 12"
     title = "Fully external BFS: all five files on storage"
     about = ("TEPS vs threads with all five files on storage (4x the DI-MMAP buffer): Linux mmap vs "
-             "DI-MMAP (hot FIFO 75%) in the same cgroup (the buffer plus the process memory measured in a "
-             "calibration run).")
+             "DI-MMAP (hot FIFO 75%) in the same cgroup (the buffer plus the process memory measured in "
+             "calibration runs).")
 
     def thread_list(self, ctx):
         return ctx.threads([2, 8, 32, 128], [4, 16], [4])
@@ -158,12 +178,13 @@ class BfsFull(BfsBase):
 
     def points(self, ctx, p):
         full = ["--placement=full-external"]
+        data = p["graph_bytes"] + p["algo_bytes"]
         for t in p["threads"]:
             yield self.point(p, "mmap", t, self.bfs_cmd(ctx, p, t, self.storage, full + ["--backend=mmap"]),
-                             p["budget_bytes"], threads=t)
+                             p["budget_bytes"], threads=t, data_bytes=data)
             yield self.point(p, "dimmap", t, self.bfs_cmd(ctx, p, t, self.storage, full + [
                 "--backend=dimmap", f"--buffer={p['buffer_bytes']}"]), p["budget_bytes"], threads=t,
-                buffer_bytes=p["buffer_bytes"])
+                buffer_bytes=p["buffer_bytes"], data_bytes=data)
 
     def ratios(self, p):
         return [Ratio("dimmap", "mmap", "dimmap / mmap")]
@@ -176,7 +197,7 @@ class BfsSweep(BfsBase):
     about = ("TEPS vs memory budget. Semi-external (Fig. 11): DI-MMAP (hot FIFO 75%) vs Linux mmap. Fully "
              "external (Fig. 13): DI-MMAP with 75, 50 and 0% of its buffer for the hot-page FIFO vs Linux "
              "mmap. The buffer starts at a quarter of the placed data (full runs: half) and halves; each "
-             "cgroup is the buffer plus the process's own memory, measured in a calibration run per panel.")
+             "cgroup is the buffer plus the process's own memory, measured in calibration runs per panel.")
     x_label = "memory budget"
     x_unit = "MiB"
     x_log = True
@@ -191,14 +212,15 @@ class BfsSweep(BfsBase):
         p["sweeps"] = {}
         for panel, (flags, placed, _) in self.PANELS.items():
             data = p["graph_bytes"] + (p["algo_bytes"] if placed == "all" else 0)
-            overhead = self.overhead(ctx, p, flags + ["--backend=dimmap"], max(data // 4, 1 << 20), self.storage)
+            overhead = self.overhead(ctx, p, flags + ["--backend=dimmap"], max(data // 4, 1 << 20), self.storage,
+                                     key=panel.split()[0])
             # The buffer starts at a quarter (full: half) of the data, or at what --budget leaves,
             # and halves each step; the process's own memory stays.
             top = ctx.budget_override - overhead if ctx.budget_override else data // ctx.pick(2, 4, 4)
             budgets = [(top >> i) + overhead for i in range(steps) if (top >> i) >= (1 << 20)]
             if not budgets:
                 raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
-            p["sweeps"][panel] = {"overhead_bytes": overhead, "budgets": budgets}
+            p["sweeps"][panel] = {"overhead_bytes": overhead, "budgets": budgets, "data_bytes": data}
         p["budget_label"] = "budget = buffer + process memory measured per panel (" + ", ".join(
             f"{panel.split()[0]} {format_size(v['overhead_bytes'])}" for panel, v in p["sweeps"].items()) + ")"
         return p
@@ -207,6 +229,8 @@ class BfsSweep(BfsBase):
         t = max(p["threads"])
         for panel, (flags, _, shares) in self.PANELS.items():
             sweep = p["sweeps"][panel]
+            # Quick runs keep the two ends of the hot-FIFO range (what the ratio compares).
+            shares = shares if ctx.mode == "full" else tuple(h for h in shares if h in (0.75, 0.0))
             for budget in sweep["budgets"]:
                 buf = budget - sweep["overhead_bytes"]
                 x = round(budget / (1 << 20), 1)
@@ -214,9 +238,9 @@ class BfsSweep(BfsBase):
                     cmd = self.bfs_cmd(ctx, p, t, self.storage, flags + ["--backend=dimmap", f"--buffer={buf}",
                                                                          f"--hot-fraction={hot}"])
                     yield self.point(p, f"dimmap, hot FIFO {hot:.0%}", x, cmd, budget, panel=panel, threads=t,
-                                     buffer_bytes=buf, hot_fraction=hot)
+                                     buffer_bytes=buf, hot_fraction=hot, data_bytes=sweep["data_bytes"])
                 yield self.point(p, "mmap", x, self.bfs_cmd(ctx, p, t, self.storage, flags + ["--backend=mmap"]),
-                                 budget, panel=panel, threads=t)
+                                 budget, panel=panel, threads=t, data_bytes=sweep["data_bytes"])
 
     def ratios(self, p):
         full = "fully external (Fig. 13)"
@@ -255,6 +279,9 @@ class BfsPerma(perma.OnTmpfs, BfsBase):
                 "--hot-fraction=0.75"]
         for t in p["threads"]:
             for gen, env in perma.configs():
+                # No out-of-core check: the modelled device is tmpfs whose pages the run writes are
+                # charged to its cgroup, so every budget holds the data by construction; what
+                # pages is the buffer, a quarter of the data, and no mmap runs beside it.
                 point = self.point(p, gen, t, self.bfs_cmd(ctx, p, t, self.storage, full), p["budget_bytes"], env=env,
                                    threads=t, buffer_bytes=p["buffer_bytes"])
                 point.evict = []  # the tmpfs files are the device

@@ -9,7 +9,7 @@ import os
 from ..experiment import Experiment, Point
 from ..results import Ratio
 from ..runner import InvalidOutput
-from ..units import format_size
+from ..units import format_megabases, format_size
 
 SUFFIXES = ("amb", "ann", "bwt", "pac", "sa")
 
@@ -70,7 +70,7 @@ class BwaIndex(Experiment):
             block = max(budget // 16, 1 << 20)
             refs[label] = {"fasta": fa, "bases": bases, "budget": budget, "block": block,
                            "reference": ctx.data.bwa_reference(fa, ["-a", "bwtsw", "-b", str(block)])}
-        sizes = ", ".join(f"{l} {v['bases'] / 1e6:.1f} Mb" for l, v in refs.items())
+        sizes = ", ".join(f"{l} {format_megabases(v['bases'])}" for l, v in refs.items())
         budgets = ", ".join(format_size(v["budget"]) for v in refs.values())
         return {"genomes": refs, "data_label": f"genomes: {sizes}", "budget_label": f"budget {budgets}"}
 
@@ -78,7 +78,7 @@ class BwaIndex(Experiment):
         bwa, bwa_mmap = ctx.tools.path("bwa"), ctx.tools.path("bwa-mmap")
         work = ctx.scratch("bwa-index")
         for i, (label, g) in enumerate(p["genomes"].items()):
-            x = f"{label} ({g['bases'] / 1e6:.1f} Mb)"
+            x = f"{label} ({format_megabases(g['bases'])})"
             b, block = g["budget"], g["block"]
             common = ["-a", "bwtsw", "-b", str(block)]
             configs = [("bwa index (upstream)", [bwa, "index"], None),

@@ -64,14 +64,14 @@ class KmerLookup(Experiment):
     requires = ("dimmap-budget", "kmer")
 
     def setup(self, ctx):
-        reads = ctx.data.simulated_reads("ci", ctx.pick(20000, 2000, 200))
+        reads = ctx.data.simulated_reads("ci", ctx.pick(20000, 1000, 200))
         dbs = {i: ctx.data.kmer_db("ci", i) for i in INDEXES}
-        max_kmers = ctx.pick(1000000, 40000, 4000)
+        max_kmers = ctx.pick(1000000, 20000, 4000)
         budget, buffer, slack = kmer_budget(ctx, dbs["two-level"], (8 << 20) + 8 * max_kmers)
         sizes = ", ".join(f"{i} {format_size(os.path.getsize(db))}" for i, db in dbs.items())
         return {"reads": reads, "dbs": dbs, "budget_bytes": budget, "buffer_bytes": buffer, "slack_bytes": slack,
                 "data_label": f"DB {sizes}", "max_kmers": max_kmers,
-                "threads": ctx.threads([1, 4, 16, 64], [4, 16, 64], [4])}
+                "threads": ctx.threads([1, 4, 16, 64], [4, 16], [4])}
 
     def points(self, ctx, p):
         kmer = ctx.tools.path("kmer")
@@ -86,6 +86,7 @@ class KmerLookup(Experiment):
                     cmd = [kmer, "lookup", "--db", db, "--reads", p["reads"], "--max-kmers", str(p["max_kmers"]),
                            "--threads", str(t), "--csv", out] + backend_flags(backend, p["buffer_bytes"], storage)
                     yield Point(label, t, cmd, p["budget_bytes"], lookup_parser(out), evict=[db], panel=index,
+                                data_bytes=os.path.getsize(db),
                                 params={"threads": t, "index": index,
                                         "buffer_bytes": p["buffer_bytes"] if backend == "dimmap" else None})
 
@@ -113,7 +114,7 @@ class KmerClassify(Experiment):
     requires = ("dimmap-budget", "kmer")
 
     def setup(self, ctx):
-        count = ctx.pick(5000, 200, 50)
+        count = ctx.pick(5000, 100, 50)
         reads = {"simulated": ctx.data.simulated_reads("ci", count)}
         real = ctx.data.real_reads()
         for name, short in (("gasic-srr059298", "gasic SRR059298"), ("bowtie2-lambda-1", "bowtie2 lambda")):
@@ -138,6 +139,7 @@ class KmerClassify(Experiment):
                                "--threads", str(t), "--quiet"] + backend_flags(backend, p["buffer_bytes"], storage)
                         yield Point(f"{index}, {label}", set_name, cmd, p["budget_bytes"], parse_classify,
                                     evict=[p["dbs"][index]], panel=f"{t} threads",
+                                    data_bytes=os.path.getsize(p["dbs"][index]),
                                     params={"threads": t, "index": index, "classification": out + ".tsv",
                                             "buffer_bytes": p["buffer_bytes"] if backend == "dimmap" else None})
 

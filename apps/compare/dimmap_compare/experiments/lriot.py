@@ -42,7 +42,7 @@ class LriotBase(Experiment):
     x_label = "threads"
     requires = ("dimmap-budget", "lriot")
 
-    def sizes(self, ctx, file_full="4G", file_quick="512M", file_smoke="32M"):
+    def sizes(self, ctx, file_full="4G", file_quick="128M", file_smoke="32M"):
         file_bytes = parse_size(ctx.pick(file_full, file_quick, file_smoke))
         slack = parse_size(ctx.pick("64M", "20M", "8M"))
         budget = ctx.budget(file_bytes // 4 + slack)
@@ -57,11 +57,14 @@ class LriotBase(Experiment):
         return [ctx.tools.path("lriot"), f"--file={path}", f"--mode={mode}", f"--threads={threads}", "--json",
                 "--progress=0"] + flags
 
-    def point(self, ctx, config, threads, path, mode, budget, flags, env=None, buffer=None, skip="", panel=""):
+    def point(self, ctx, config, threads, path, mode, budget, flags, env=None, buffer=None, skip="", panel="",
+              out_of_core=True):
+        """out_of_core: the budget is meant to hold less than the file (false for the
+        unconstrained reference), so a budget that holds it all is flagged."""
         cmd = self.lriot_cmd(ctx, path, mode, threads, flags + ([f"--buffer={buffer}"] if buffer else []))
         params = {"mode": mode, "threads": threads, "buffer_bytes": buffer, "env": env or {}}
         return Point(config, threads, cmd, budget, parse_lriot, env=env or {}, evict=[path], params=params,
-                     skip=skip, panel=panel)
+                     skip=skip, panel=panel, data_bytes=os.path.getsize(path) if out_of_core else None)
 
 
 class LriotUniform(LriotBase):
@@ -72,10 +75,10 @@ class LriotUniform(LriotBase):
 
     def setup(self, ctx):
         p = self.sizes(ctx)
-        p["threads"] = ctx.threads([1, 4, 16, 64, 256], [4, 16, 64], [4])
+        p["threads"] = ctx.threads([1, 4, 16, 64, 256], [4, 16], [4])
         pages = p["data_bytes"] // 4096
         p["ops"] = pages // 2  # half the file: every page at most once
-        p["seconds_cap"] = ctx.seconds(30, 3, 1)
+        p["seconds_cap"] = ctx.seconds(30, 2, 1)
         p["write_fraction"] = self.write_fraction
         p["pattern"] = "uniform"
         p["file"] = ctx.data.lriot_file(p["data_bytes"])
@@ -90,7 +93,7 @@ class LriotUniform(LriotBase):
         kmod = kmod_skip_reason()
         for t in p["threads"]:
             yield self.point(ctx, "direct (O_DIRECT)", t, path, "direct", b, flags)
-            yield self.point(ctx, "mmap, unconstrained", t, path, "mmap", unconstrained, flags)
+            yield self.point(ctx, "mmap, unconstrained", t, path, "mmap", unconstrained, flags, out_of_core=False)
             yield self.point(ctx, "mmap @ budget", t, path, "mmap", b, flags)
             yield self.point(ctx, f"dimmap {format_size(buf)}", t, path, "dimmap", b, flags, buffer=buf)
             yield self.point(ctx, f"dimmap {format_size(small)}", t, path, "dimmap", b, flags, buffer=small)
@@ -137,9 +140,9 @@ class DimmapOptimizations(LriotBase):
 
     def setup(self, ctx):
         p = self.sizes(ctx)
-        p["threads"] = ctx.threads([1, 4, 16, 64, 256], [4, 16, 64], [4])
+        p["threads"] = ctx.threads([1, 4, 16, 64, 256], [4, 16], [4])
         p["ops"] = p["data_bytes"] // 4096 // 2
-        p["seconds_cap"] = ctx.seconds(30, 3, 1)
+        p["seconds_cap"] = ctx.seconds(30, 2, 1)
         p["file"] = ctx.data.lriot_file(p["data_bytes"])
         return p
 
@@ -169,8 +172,8 @@ class HotFifo(LriotBase):
         # The buffer is 1/16 of the file: the hot tenth does not fit, so who stays matters.
         p["buffer_bytes"] = max(p["data_bytes"] // 16, 1 << 20) if not ctx.budget_override else p["buffer_bytes"]
         p["budget_bytes"] = p["buffer_bytes"] + p["slack_bytes"]
-        p["threads"] = ctx.threads([16, 64, 256], [16, 64], [4])
-        p["seconds"] = ctx.seconds(20, 2, 1)
+        p["threads"] = ctx.threads([16, 64, 256], [16], [4])
+        p["seconds"] = ctx.seconds(20, 1, 1)
         p["file"] = ctx.data.lriot_file(p["data_bytes"])
         return p
 
@@ -199,13 +202,13 @@ class PermaLriot(perma.OnTmpfs, LriotBase):
     x_log = False
 
     def setup(self, ctx):
-        file_bytes = parse_size(ctx.pick("2G", "256M", "32M"))
+        file_bytes = parse_size(ctx.pick("2G", "64M", "32M"))
         slack = parse_size(ctx.pick("64M", "20M", "8M"))
         cores = os.cpu_count() or 1
         p = {"data_bytes": file_bytes, "slack_bytes": slack, "page_bytes": 4096,
              "buffer_bytes": (ctx.budget_override - slack) if ctx.budget_override else file_bytes // 8,
-             "threads": ctx.threads([cores, 8 * cores], [cores, 8 * cores], [4]),
-             "seconds": ctx.seconds(15, 1.5, 1), "storage": "tmpfs (/dev/shm)"}
+             "threads": ctx.threads([cores, 8 * cores], [8 * cores], [4]),
+             "seconds": ctx.seconds(15, 1, 1), "storage": "tmpfs (/dev/shm)"}
         p["budget_bytes"] = p["buffer_bytes"] + slack
         p["file"] = ctx.data.lriot_file(file_bytes, directory=self.make_tmpfs("perma").dir)
         return p

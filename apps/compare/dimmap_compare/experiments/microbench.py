@@ -42,12 +42,12 @@ class Microbench(Experiment):
     requires = ("dimmap-budget", "microbench")
 
     def setup(self, ctx):
-        size = parse_size(ctx.pick("2G", "64M", "16M"))
+        size = parse_size(ctx.pick("2G", "32M", "16M"))
         slack = parse_size(ctx.pick("32M", "8M", "8M"))  # the query process beside its buffer
         budget = ctx.budget(size // 4 + slack)
         p = {"data_bytes": size, "data_label": f"data {format_size(size)} per structure", "budget_bytes": budget,
              "buffer_bytes": budget - slack, "slack_bytes": slack,
-             "threads": ctx.threads([1, 4, 16, 64], [4, 16], [4]), "queries": ctx.pick(20000, 300, 100)}
+             "threads": ctx.threads([1, 4, 16, 64], [16], [4]), "queries": ctx.pick(20000, 200, 100)}
         p["files"] = {s: ctx.data.microbench_file(s, size) for s in STRUCTURES}
         return p
 
@@ -69,6 +69,7 @@ class Microbench(Experiment):
                            ("dimmap @ budget", ["--backend=dimmap", f"--buffer={buf}"], b, buf)]
                 for label, flags, budget, buffer in configs:
                     yield Point(label, t, base + flags, budget, parse_query, evict=[path], panel=s,
+                                data_bytes=None if label.startswith("in memory") else os.path.getsize(path),
                                 params={"threads": t, "buffer_bytes": buffer, "structure": s})
 
     def ratios(self, p):
@@ -114,11 +115,11 @@ class Hpmmap(Experiment):
         return max(ctx.repeat, ctx.pick(10, 3, 2))
 
     def setup(self, ctx):
-        size = parse_size(ctx.pick("2G", "256M", "32M"))
-        self.load = ctx.pick("--vm 2 --vm-bytes 1G", "--vm 1 --vm-bytes 512M", "--vm 1 --vm-bytes 64M").split()
+        size = parse_size(ctx.pick("2G", "128M", "32M"))
+        self.load = ctx.pick("--vm 2 --vm-bytes 1G", "--vm 1 --vm-bytes 256M", "--vm 1 --vm-bytes 64M").split()
         return {"data_bytes": size, "data_label": f"table {format_size(size)}",
                 "budget_bytes": ctx.budget(2 * size + parse_size("64M")),
-                "updates": ctx.pick(1 << 26, 1 << 23, 1 << 20), "threads": ctx.threads([2], [2], [2]),
+                "updates": ctx.pick(1 << 26, 1 << 22, 1 << 20), "threads": ctx.threads([2], [2], [2]),
                 "load": "stress-ng " + " ".join(self.load)}
 
     def points(self, ctx, p):
