@@ -3,8 +3,9 @@
  * dimmap_kmod.h - internal definitions of dimmap.ko.
  *
  * A buffer is a fixed pool of pages managed by the DI-MMAP policy (dimmap_policy.c,
- * shared with the user-space engine). A link is a pseudo-device /dev/dimmapN that
- * redirects to a backing block device or regular file; its pages live in one buffer.
+ * shared with the user-space engine). A link redirects to a backing block device or
+ * regular file; its pages live in one buffer. A link is either a pseudo-device
+ * /dev/dimmapN (dimmapctl link) or a file of a dimmapfs mount (dimmap_overlay.c).
  *
  * Locking, outermost first:
  *   mmap_lock (page faults)  ->  buf->evict_lock  ->  folio lock  ->  i_mmap_rwsem
@@ -115,6 +116,7 @@ struct dm_link {
 	bool writable;
 	bool ready;			/* misc device registered (dm_links_lock) */
 	bool dying;			/* being unlinked (dm_links_lock) */
+	bool fs_owned;			/* a dimmapfs file's: no /dev node, not unlinkable */
 	unsigned int opens;		/* dm_links_lock */
 	int wb_err;			/* first writeback error since fsync (xchg) */
 	char name[24];
@@ -151,6 +153,10 @@ void dm_perma_end(u64 due, unsigned int requests);
 
 /* dimmap_link.c: /dev/dimmapN */
 int dm_link_create(int fd, struct dm_buffer *buf, struct dm_link **out);
+int dm_link_create_file(struct file *file, struct dm_buffer *buf, bool device,
+			struct dm_link **out);
+int dm_link_drop_owned(struct dm_link *link);
+int dm_link_mmap_vma(struct dm_link *link, struct vm_area_struct *vma);
 int dm_link_unlink(u32 id);
 void dm_link_unlink_all(void);
 struct dm_link *dm_link_get(u32 id);
@@ -166,6 +172,10 @@ static inline struct address_space *dm_link_mapping(const struct dm_link *link)
 {
 	return link->inode->i_mapping;
 }
+
+/* dimmap_fs.c: the dimmapfs overlay (mount -t dimmapfs -o source=DIR) */
+int dm_overlay_register(void);
+void dm_overlay_unregister(void);
 
 /* dimmap_ctl.c: /dev/dimmap_ctl */
 int dm_ctl_register(void);

@@ -74,12 +74,20 @@ static const struct vm_operations_struct dm_vm_ops = {
 	.fault = dm_vm_fault,
 };
 
-static int dm_link_mmap(struct file *file, struct vm_area_struct *vma)
+/* Maps vma through the link's buffer (/dev/dimmapN and the files of a dimmapfs mount). */
+int dm_link_mmap_vma(struct dm_link *link, struct vm_area_struct *vma)
 {
+	if ((vma->vm_flags & VM_SHARED) && (vma->vm_flags & VM_WRITE) && !link->writable)
+		return -EACCES;
 	vma->vm_ops = &dm_vm_ops;
-	vma->vm_private_data = file->private_data;
+	vma->vm_private_data = link;
 	dm_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	return 0;
+}
+
+static int dm_link_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return dm_link_mmap_vma(file->private_data, vma);
 }
 
 static int dm_link_open(struct inode *inode, struct file *file)
@@ -192,7 +200,7 @@ static struct dm_link *dm_link_alloc(struct file *file, struct dm_buffer *buf,
 	return link;
 }
 
-static int dm_link_register(struct dm_link *link)
+static int dm_link_register(struct dm_link *link, bool device)
 {
 	int id;
 
@@ -203,6 +211,11 @@ static int dm_link_register(struct dm_link *link)
 	if (id < 0)
 		return id;
 	link->id = id;
+	if (!device) {		/* a dimmapfs file: its mount owns it, no /dev node */
+		link->fs_owned = true;
+		snprintf(link->name, sizeof(link->name), "dimmapfs%d", id);
+		return 0;
+	}
 	snprintf(link->name, sizeof(link->name), DIMMAP_DEV_PREFIX "%d", id);
 	link->misc.minor = MISC_DYNAMIC_MINOR;
 	link->misc.name = link->name;
@@ -211,15 +224,17 @@ static int dm_link_register(struct dm_link *link)
 	return misc_register(&link->misc);
 }
 
-int dm_link_create(int fd, struct dm_buffer *buf, struct dm_link **out)
+/*
+ * Links file (whose reference the link takes over, also on failure) to buf: with device,
+ * as /dev/dimmapN; without, for a dimmapfs file, which drops it with dm_link_drop_owned.
+ */
+int dm_link_create_file(struct file *file, struct dm_buffer *buf, bool device,
+			struct dm_link **out)
 {
-	struct file *file = fget(fd);
 	struct dm_link *link;
 	pgoff_t npages;
 	int err;
 
-	if (!file)
-		return -EBADF;
 	err = dm_check_backing(file, &npages);
 	if (err)
 		goto put_file;
@@ -228,14 +243,15 @@ int dm_link_create(int fd, struct dm_buffer *buf, struct dm_link **out)
 		err = PTR_ERR(link);
 		goto put_file;
 	}
-	err = dm_link_register(link);
+	err = dm_link_register(link, device);
 	if (err)
 		goto unregister;
 	mutex_lock(&dm_links_lock);
 	link->ready = true;
 	mutex_unlock(&dm_links_lock);
-	pr_info("%s: linked to %pD (%lu pages, buffer %u%s)\n", link->name, file, npages,
-		buf->index, link->writable ? "" : ", read-only");
+	if (device)
+		pr_info("%s: linked to %pD (%lu pages, buffer %u%s)\n", link->name, file, npages,
+			buf->index, link->writable ? "" : ", read-only");
 	*out = link;
 	return 0;
 
@@ -251,6 +267,38 @@ put_file:
 	return err;
 }
 
+int dm_link_create(int fd, struct dm_buffer *buf, struct dm_link **out)
+{
+	struct file *file = fget(fd);
+
+	if (!file)
+		return -EBADF;
+	return dm_link_create_file(file, buf, true, out);
+}
+
+/* Writes back and frees every page of a dimmapfs file's link, then drops the link. */
+int dm_link_drop_owned(struct dm_link *link)
+{
+	int err;
+
+	mutex_lock(&dm_links_lock);
+	link->dying = true;
+	mutex_unlock(&dm_links_lock);
+	err = dm_buffer_sync(link, 0, link->npages - 1, true, NULL, NULL);
+	if (!err && link->writable)
+		err = vfs_fsync(link->backing, 0);
+	if (err) {
+		pr_err("%s: writeback of %pD failed (%d): its dirty pages are lost\n", link->name,
+		       link->backing, err);
+		dm_buffer_discard(link);
+	}
+	mutex_lock(&dm_links_lock);
+	idr_remove(&dm_links, link->id);
+	mutex_unlock(&dm_links_lock);
+	dm_link_put(link);
+	return err;
+}
+
 /* Writes everything back and removes /dev/dimmapN; -EBUSY while it is open. */
 int dm_link_unlink(u32 id)
 {
@@ -259,7 +307,8 @@ int dm_link_unlink(u32 id)
 
 	mutex_lock(&dm_links_lock);
 	link = idr_find(&dm_links, id);
-	err = !link || !link->ready ? -ENOENT : link->dying || link->opens ? -EBUSY : 0;
+	err = !link || !link->ready ? -ENOENT :
+	      link->dying || link->opens || link->fs_owned ? -EBUSY : 0;
 	if (!err)
 		link->dying = true;	/* no new opens from here on */
 	mutex_unlock(&dm_links_lock);
@@ -294,7 +343,8 @@ void dm_link_unlink_all(void)
 			continue;
 		pr_err("%s: writeback failed at unload: its dirty pages are lost\n", link->name);
 		idr_remove(&dm_links, id);
-		misc_deregister(&link->misc);
+		if (!link->fs_owned)
+			misc_deregister(&link->misc);
 		dm_buffer_discard(link);
 		dm_link_put(link);
 	}
@@ -324,7 +374,8 @@ int dm_link_info(u32 id, struct dimmap_link_info *info)
 	info->buffer = link->buf->index;
 	info->flags = (link->writable ? DIMMAP_LINK_WRITABLE : 0) |
 		      (file->f_flags & O_DIRECT ? DIMMAP_LINK_DIRECT : 0) |
-		      (S_ISBLK(inode->i_mode) ? DIMMAP_LINK_BLOCKDEV : 0);
+		      (S_ISBLK(inode->i_mode) ? DIMMAP_LINK_BLOCKDEV : 0) |
+		      (link->fs_owned ? DIMMAP_LINK_OVERLAY : 0);
 	mutex_lock(&dm_links_lock);
 	info->opens = link->opens;
 	mutex_unlock(&dm_links_lock);

@@ -73,7 +73,7 @@ static int dm_fs_init_fs_context(struct fs_context *fc)
  * or the mount itself would pin the module and rmmod could never succeed.
  */
 static struct file_system_type dm_fs_type = {
-	.name = "dimmapfs",
+	.name = "dimmap_inodes",
 	.init_fs_context = dm_fs_init_fs_context,
 	.kill_sb = kill_anon_super,
 };
@@ -148,6 +148,11 @@ static int __init dm_init(void)
 	err = dm_ctl_register();
 	if (err)
 		goto free_buffers;
+	err = dm_overlay_register();
+	if (err) {
+		dm_ctl_unregister();
+		goto free_buffers;
+	}
 	pr_info("%u buffer(s) of %u pages, hot FIFO %u%%, eviction queue %u%%, batch %u\n",
 		dm_nr_buffers, dm_buffer_pages, hot_percent, evict_percent,
 		dm_buffers[0]->pol.par.batch);
@@ -162,6 +167,7 @@ unmount:
 
 static void __exit dm_exit(void)
 {
+	dm_overlay_unregister();	/* nothing is mounted: a mount pins the module */
 	dm_ctl_unregister();
 	dm_link_unlink_all();
 	dm_destroy_buffers();

@@ -2,6 +2,7 @@
 #include "ctl_commands.hpp"
 
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -177,6 +178,19 @@ int cmd_unlink(const std::string& device) {
   return 0;
 }
 
+int cmd_mount(const std::string& dir, const std::string& mountpoint, uint32_t buffer) {
+  if (dir.find(',') != std::string::npos)
+    return error("mount " + dir, EINVAL, " (a directory name with a comma cannot be passed as source=)");
+  const std::string options = "source=" + dir + ",buffer=" + std::to_string(buffer);
+  if (mount("none", mountpoint.c_str(), "dimmapfs", 0, options.c_str()) == 0) return 0;
+  const int err = errno;
+  const char* hint = err == ENODEV   ? " (is dimmap.ko loaded? insmod dimmap.ko)"
+                     : err == EINVAL ? " (is it a directory, and the buffer one the module has? dmesg says which)"
+                     : err == EPERM  ? " (needs CAP_SYS_ADMIN)"
+                                     : "";
+  return error("mount " + dir + " on " + mountpoint, err, hint);
+}
+
 int cmd_list() {
   Control ctl;
   if (!ctl.ok()) return 1;
@@ -185,7 +199,8 @@ int cmd_list() {
     const int rc = kmod::info(ctl.fd(), id, &info);
     if (rc == -ENOENT) continue;
     if (rc < 0) return error("info " + kmod::device_path(id), -rc);
-    std::printf("%s\t%s\t%s\tbuffer %u\t%s\topens %u\n", kmod::device_path(id).c_str(),
+    const std::string name = info.flags & DIMMAP_LINK_OVERLAY ? "dimmapfs" : kmod::device_path(id);
+    std::printf("%s\t%s\t%s\tbuffer %u\t%s\topens %u\n", name.c_str(),
                 info.path[0] ? info.path : "?", format_size(info.size).c_str(), info.buffer,
                 describe_flags(info.flags).c_str(), info.opens);
   }

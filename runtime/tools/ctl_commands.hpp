@@ -18,6 +18,8 @@ struct LinkOptions {
 int cmd_version();
 int cmd_link(const LinkOptions& options);
 int cmd_unlink(const std::string& device);
+// Mounts the dimmapfs overlay of dir on mountpoint, its files' mappings cached by buffer.
+int cmd_mount(const std::string& dir, const std::string& mountpoint, uint32_t buffer);
 int cmd_list();
 // device empty: the buffer's counters; else those of the buffer the device uses.
 int cmd_stats(const std::string& device, uint32_t buffer, bool json);

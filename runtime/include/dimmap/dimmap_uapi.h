@@ -69,6 +69,7 @@ struct dimmap_unlink_req {
 #define DIMMAP_LINK_WRITABLE	0x1u	/* the backing file was opened for writing */
 #define DIMMAP_LINK_DIRECT	0x2u	/* ... with O_DIRECT */
 #define DIMMAP_LINK_BLOCKDEV	0x4u	/* the backing file is a block device */
+#define DIMMAP_LINK_OVERLAY	0x8u	/* a file of a dimmapfs mount (no /dev node) */
 
 /* DIMMAP_IOC_INFO (GETBIND): what /dev/dimmapN is linked to. */
 struct dimmap_link_info {

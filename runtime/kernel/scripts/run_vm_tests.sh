@@ -35,7 +35,7 @@ done
 	exit 2
 }
 # Without qemu or a kernel image the test is skipped (77); scripts/setup installs both.
-for tool in qemu-system-x86_64 cpio gzip; do
+for tool in qemu-system-x86_64 cpio gzip mke2fs debugfs; do
 	command -v $tool >/dev/null || { echo "run_vm_tests.sh: $tool is missing (scripts/setup installs it)" >&2; exit 77; }
 done
 [ -f "$module" ] || { echo "run_vm_tests.sh: no module at $module (run the kernel_module_build test)" >&2; exit 1; }
@@ -44,13 +44,16 @@ kernel_env "$kroot" || exit 77
 rel=$krel
 vmtest=$bin/dimmap-vmtest
 
-# Workload sizes: each buffer (BUFFER_SIZE) is much smaller than the disks.
+# Workload sizes: each buffer (BUFFER_SIZE) is much smaller than the disks and files.
 VDA_PAGES=8192 VDA_SEED=11 VDB_PAGES=2048 VDB_SEED=22
+FSA_PAGES=2048 FSA_SEED=33 FSB_PAGES=1024 FSB_SEED=44	# the dimmapfs files
 THREADS=4 OPS=4000 WRITE_PCT=30 SHARED=64 BUFFER_SIZE=1M
 # --bench: LRIOT on a 128 MiB file with 16 MiB of memory (buffer or cgroup budget).
 BENCH_FILE=128M BENCH_BUFFER=16M BENCH_THREADS=8 BENCH_OPS=${DMT_BENCH_OPS:-8000}
 plan_a="--pages=$VDA_PAGES --seed=$VDA_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
 plan_b="--pages=$VDB_PAGES --seed=$VDB_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
+plan_c="--pages=$FSA_PAGES --seed=$FSA_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
+plan_d="--pages=$FSB_PAGES --seed=$FSB_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
 
 rm -rf "$work"
 mkdir -p "$work/root/bin" "$work/root/lib/modules" "$work/root/etc" "$work/root/proc" \
@@ -69,6 +72,8 @@ cp "$module" "$root/lib/dimmap.ko"
 # The virtio disk drivers and what they need, in load order (from modules.dep: a
 # module's dependencies are listed so that the last one loads first).
 dep_order() {
+	# Built into this kernel (6.12 has virtio_pci built in): nothing to load.
+	grep -qE "(^|/)$1\.ko$" "$kmods/modules.builtin" 2>/dev/null && return 0
 	line=$(grep -E "(^|/)$1\.ko(\.xz|\.zst)?:" "$kmods/modules.dep") || {
 		echo "run_vm_tests.sh: $1 is not in $kmods/modules.dep" >&2
 		exit 1
@@ -76,8 +81,7 @@ dep_order() {
 	echo "${line%%:*}"
 	for dep in ${line#*:}; do echo "$dep"; done
 }
-wanted="virtio_pci virtio_blk"
-[ "$bench" = 1 ] && wanted="$wanted crc32c_generic ext4"  # ext4 asks the crypto API for crc32c
+wanted="virtio_pci virtio_blk crc32c_generic ext4"  # ext4 (also ext2) asks the crypto API for crc32c
 for m in $wanted; do dep_order $m | awk '{ a[NR] = $0 } END { for (i = NR; i > 0; i--) print a[i] }'; done |
 	awk '!seen[$0]++' > "$work/modules.order"
 : > "$root/lib/modules/order"
@@ -97,6 +101,8 @@ cp "$bin/dimmap-api-vmtest" "$root/bin/dimmap-api-vmtest"
 cat > "$root/etc/dmt.conf" <<EOF
 VDA_PAGES=$VDA_PAGES VDA_SEED=$VDA_SEED VDB_PAGES=$VDB_PAGES VDB_SEED=$VDB_SEED
 THREADS=$THREADS OPS=$OPS WRITE_PCT=$WRITE_PCT SHARED=$SHARED BUFFER_SIZE=$BUFFER_SIZE
+FSA_PAGES=$FSA_PAGES FSA_SEED=$FSA_SEED FSB_PAGES=$FSB_PAGES FSB_SEED=$FSB_SEED
+OVERLAY_DISK=$([ "$bench" = 1 ] && echo vdd || echo vdc)
 EOF
 drives=""
 if [ "$bench" = 1 ]; then
@@ -112,9 +118,15 @@ EOF
 fi
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$work/initramfs.gz"
 
-# The disks: a known pattern that the VM rewrites in part.
+# The disks: a known pattern that the VM rewrites in part. The last disk is the
+# directory the VM mounts dimmapfs over: an ext2 file system with two pattern files.
 "$vmtest" mkimage --image="$work/vda.img" --pages=$VDA_PAGES --seed=$VDA_SEED
 "$vmtest" mkimage --image="$work/vdb.img" --pages=$VDB_PAGES --seed=$VDB_SEED
+mkdir -p "$work/fs/sub"
+"$vmtest" mkimage --image="$work/fs/a.img" --pages=$FSA_PAGES --seed=$FSA_SEED
+"$vmtest" mkimage --image="$work/fs/sub/b.img" --pages=$FSB_PAGES --seed=$FSB_SEED
+echo "not a whole page" > "$work/fs/small.txt"
+mke2fs -q -t ext2 -b 4096 -d "$work/fs" "$work/fs.img" 32M
 
 # Boot. KVM is not available here (and hangs on this host): TCG only. A task blocked for
 # 120 s (a deadlock) panics the VM, which then exits at once. The soft-lockup and RCU
@@ -128,6 +140,7 @@ timeout 600 qemu-system-x86_64 -nographic -no-reboot -m 512M -smp 2 \
 	-append "console=ttyS0 panic=-1 oops=panic hung_task_panic=1 nosoftlockup rcupdate.rcu_cpu_stall_suppress=1 loglevel=4 rdinit=/init" \
 	-drive "file=$work/vda.img,format=raw,if=virtio" \
 	-drive "file=$work/vdb.img,format=raw,if=virtio" $drives \
+	-drive "file=$work/fs.img,format=raw,if=virtio" \
 	</dev/null >"$console" 2>&1 || status=$?
 tr -d '\r' < "$console" | grep -E '^(DMT-|workload|verify|buffer|ioctl|file link|libdimmap|without|MemAvailable|FAIL|mismatch|/dev/dimmap|dimmap.ko|LRIOT|BENCH|latency)' || true
 if [ "$status" != 0 ]; then
@@ -148,4 +161,9 @@ if [ "$bench_only" = 1 ]; then
 fi
 "$vmtest" verify --image="$work/vda.img" $plan_a
 "$vmtest" verify --image="$work/vdb.img" $plan_b
+# The dimmapfs files, as the VM left them in the ext2 image.
+debugfs -R "dump /a.img $work/fs-a.img" "$work/fs.img" 2>/dev/null
+debugfs -R "dump /sub/b.img $work/fs-b.img" "$work/fs.img" 2>/dev/null
+"$vmtest" verify --image="$work/fs-a.img" $plan_c
+"$vmtest" verify --image="$work/fs-b.img" $plan_d
 echo "run_vm_tests.sh: PASS (kernel $rel)"

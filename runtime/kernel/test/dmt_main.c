@@ -11,6 +11,8 @@
  *   dimmap-vmtest filelink --dir=DIR --buffer=B
  *   dimmap-vmtest writeerrors --dir=DIR --buffer=B              (mounts a tiny tmpfs)
  *   dimmap-vmtest latency --dev=/dev/dimmapN --pages=N --min-ns=T  (N cold reads take >= N*T)
+ *   dimmap-vmtest hold --dev=F --seconds=S   (maps F, closes it, touches it, sleeps: a
+ *                                             mapping without an open descriptor)
  * PLAN: --pages=N --seed=S [--shared=N] [--threads=N] [--ops=N] [--write-pct=P]
  * Exit status 0 when every check passed; failures print lines starting with FAIL.
  */
@@ -31,6 +33,7 @@ struct dmt_args {
 	int buffers, buffer, quiet_buffer;
 	unsigned int procs;
 	unsigned long long min_ns;
+	unsigned int seconds;
 };
 
 static int dmt_parse(int argc, char **argv, struct dmt_args *a)
@@ -43,7 +46,7 @@ static int dmt_parse(int argc, char **argv, struct dmt_args *a)
 		{ "blockdev", required_argument, 0, 'b' }, { "buffers", required_argument, 0, 'B' },
 		{ "buffer", required_argument, 0, 'u' }, { "dir", required_argument, 0, 'D' },
 		{ "quiet-buffer", required_argument, 0, 'q' }, { "procs", required_argument, 0, 'P' },
-		{ "min-ns", required_argument, 0, 'L' },
+		{ "min-ns", required_argument, 0, 'L' }, { "seconds", required_argument, 0, 'T' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -96,6 +99,9 @@ static int dmt_parse(int argc, char **argv, struct dmt_args *a)
 			break;
 		case 'q':
 			a->quiet_buffer = atoi(optarg);
+			break;
+		case 'T':
+			a->seconds = (unsigned int)atoi(optarg);
 			break;
 		default: return DMT_FAIL("unknown option; see the comment in dmt_main.c");
 		}
@@ -155,6 +161,24 @@ static int dmt_check_latency(const char *dev, unsigned long long pages, unsigned
 	return 0;
 }
 
+static int dmt_hold(const char *path, unsigned int seconds)
+{
+	int fd = open(path, O_RDWR);
+	volatile char *m;
+
+	if (fd < 0)
+		return DMT_FAIL("hold: cannot open %s", path);
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return DMT_FAIL("hold: cannot map %s", path);
+	(void)m[0];
+	printf("hold: %s mapped\n", path);
+	sleep(seconds);
+	munmap((void *)m, 4096);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -171,6 +195,8 @@ int main(int argc, char **argv)
 		return dmt_check_file_link(a.dir, a.buffer) != 0;
 	if (!strcmp(cmd, "writeerrors"))
 		return dmt_check_write_errors(a.dir, a.buffer) != 0;
+	if (!strcmp(cmd, "hold") && a.dev)
+		return dmt_hold(a.dev, a.seconds) != 0;
 	if (!strcmp(cmd, "latency") && a.dev)
 		return dmt_check_latency(a.dev, a.plan.npages, a.min_ns);
 	if (dmt_plan_check(&a.plan))

@@ -69,6 +69,8 @@ kernel_log_clean() {
 
 plan_a="--pages=$VDA_PAGES --seed=$VDA_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
 plan_b="--pages=$VDB_PAGES --seed=$VDB_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
+plan_c="--pages=$FSA_PAGES --seed=$FSA_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
+plan_d="--pages=$FSB_PAGES --seed=$FSB_SEED --shared=$SHARED --threads=$THREADS --ops=$OPS --write-pct=$WRITE_PCT"
 
 # Wait for the disks, then run the checks.
 while read -r m; do
@@ -119,7 +121,65 @@ module_checks() {
 	check perma_bad_spec sh -c '! insmod /lib/dimmap.ko perma=warp9 2>/dev/null'
 }
 
+# dimmapfs: DIR = an ext2 disk the host filled (a.img, sub/b.img with known patterns, a
+# small file not a page multiple); the workloads' results are checked again on the host.
+overlay_workloads() {
+	dimmap-vmtest workload --dev=/mnt/a.img $plan_c &
+	a=$!
+	dimmap-vmtest workload --dev=/mnt/sub/b.img $plan_d
+	b=$?
+	wait $a && [ $b = 0 ]
+}
+
+overlay_busy() {
+	dimmap-vmtest hold --dev=/mnt/sub/b.img --seconds=4 &
+	holder=$!
+	sleep 1
+	! umount /mnt 2>/dev/null
+	busy=$?
+	wait $holder && [ $busy = 0 ]
+}
+
+# Names, modes and sizes of every file and directory ("total" block counts aside).
+list_tree() {
+	(cd "$1" && ls -lR | awk '$1 != "total" { print $1, $5, $NF }')
+}
+
+same_tree() {
+	[ "$(list_tree /mnt)" = "$(list_tree /src)" ] || { list_tree /mnt; list_tree /src; return 1; }
+}
+
+same_files() {
+	cmp /mnt/a.img /src/a.img && cmp /mnt/sub/b.img /src/sub/b.img &&
+		[ "$(md5sum < /mnt/small.txt)" = "$(md5sum < /src/small.txt)" ]
+}
+
+overlay_checks() {
+	mkdir -p /src /mnt
+	check overlay_insmod insmod /lib/dimmap.ko buffer_size="$BUFFER_SIZE" buffers=2
+	check overlay_source_disk mount -t ext2 /dev/$OVERLAY_DISK /src
+	check overlay_no_source sh -c '! mount -t dimmapfs none /mnt 2>/dev/null'
+	check overlay_bad_source sh -c '! mount -t dimmapfs -o source=/nonexistent none /mnt 2>/dev/null'
+	check overlay_bad_buffer sh -c '! mount -t dimmapfs -o source=/src,buffer=7 none /mnt 2>/dev/null'
+	check overlay_mount mount -t dimmapfs -o source=/src,buffer=1 none /mnt
+	check overlay_tree same_tree
+	check overlay_read same_files
+	check overlay_small_mmap dimmap-vmtest hold --dev=/mnt/small.txt --seconds=0
+	check overlay_workloads overlay_workloads
+	check overlay_links sh -c 'dimmapctl list | grep -E "^dimmapfs.*/src/sub/b.img.*buffer 1"'
+	check overlay_busy overlay_busy
+	check overlay_umount umount /mnt
+	check overlay_remount dimmapctl mount --buffer=0 /src /mnt
+	check overlay_read_after same_files
+	check overlay_verify_a dimmap-vmtest verify --image=/mnt/a.img $plan_c
+	check overlay_verify_b dimmap-vmtest verify --image=/mnt/sub/b.img $plan_d
+	check overlay_umount_again umount /mnt
+	check overlay_source_umount umount /src
+	check overlay_rmmod rmmod dimmap
+}
+
 [ "${BENCH_ONLY:-0}" = 1 ] || module_checks
+[ "${BENCH_ONLY:-0}" = 1 ] || overlay_checks
 [ -f /bench.sh ] && . /bench.sh
 check kernel_log kernel_log_clean
 [ "$failed" = 0 ] || dmesg | tail -n 60
