@@ -23,11 +23,13 @@
 
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -38,6 +40,7 @@ constexpr size_t kBatch = 64;  // pages given back per process_madvise, as the e
 struct Floor {
   int file = -1, memfd = -1, self = -1;  // self: a pidfd of this process, for process_madvise
   char* base = nullptr;
+  char* alias = nullptr;  // a second, unregistered mapping of the memfd (--store=alias)
   size_t pages = 0, capacity = 0;
   std::vector<size_t> ring;  // resident pages, oldest first
   size_t head = 0, resident = 0;
@@ -67,8 +70,13 @@ void give_back() {
 void on_sigbus(int, siginfo_t* info, void*) {
   const size_t p = (reinterpret_cast<char*>(info->si_addr) - g.base) / kPage;
   if (g.resident == g.capacity) give_back();
-  if (pread(g.file, g.page, kPage, static_cast<off_t>(p * kPage)) != static_cast<ssize_t>(kPage)) die("pread");
-  if (pwrite(g.memfd, g.page, kPage, static_cast<off_t>(p * kPage)) != static_cast<ssize_t>(kPage)) die("pwrite");
+  const off_t off = static_cast<off_t>(p * kPage);
+  if (g.alias) {  // one copy: the read lands in the memfd's page through the alias
+    if (pread(g.file, g.alias + off, kPage, off) != static_cast<ssize_t>(kPage)) die("pread into the alias");
+  } else {
+    if (pread(g.file, g.page, kPage, off) != static_cast<ssize_t>(kPage)) die("pread");
+    if (pwrite(g.memfd, g.page, kPage, off) != static_cast<ssize_t>(kPage)) die("pwrite");
+  }
   g.ring[(g.head + g.resident++) % g.capacity] = p;
   g.misses++;
 }
@@ -89,13 +97,19 @@ int main(int argc, char** argv) {
   std::string path;
   std::string buffer_text = "8M";
   double seconds = 3;
-  bool direct = false;
+  bool direct = false, busy = false;
+  std::string store = "pwrite";
   app.add_option("file", path, "The file to read (e.g. on /dev/shm, so that no device time counts)")->required()
       ->check(CLI::ExistingFile);
   app.add_option("--buffer", buffer_text, "Resident pages at most, as a size")->capture_default_str()
       ->check(dimmap::cli::size_check());
   app.add_option("--seconds", seconds, "How long to run")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_flag("--direct", direct, "Read FILE with O_DIRECT (a file on a disk: the device's time counts then)");
+  app.add_option("--store", store, "How a page gets into the memfd: pwrite (a copy from a bounce buffer), or alias "
+                 "(the file is read straight into the memfd's page through a second mapping)")
+      ->check(CLI::IsMember({"pwrite", "alias"}))->capture_default_str();
+  app.add_flag("--busy-thread", busy, "Keep a second thread of the process running (on another CPU), so that every "
+               "TLB flush must reach it, as in a program with many threads");
   if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
 
   g.file = open(path.c_str(), O_RDONLY | (direct ? O_DIRECT : 0));
@@ -116,6 +130,13 @@ int main(int argc, char** argv) {
   if (g.memfd < 0 || ftruncate(g.memfd, size) != 0) die("memfd");
   g.base = static_cast<char*>(mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED, g.memfd, 0));
   if (g.base == MAP_FAILED) die("mmap");
+  if (store == "alias") {
+    g.alias = static_cast<char*>(mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, g.memfd, 0));
+    if (g.alias == MAP_FAILED) die("mmap (alias)");
+  }
+  std::atomic<bool> stop{false};
+  std::thread spinner;
+  if (busy) spinner = std::thread([&stop] { while (!stop.load(std::memory_order_relaxed)) {} });
   const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY));
   if (uffd < 0) die("userfaultfd");
   uffdio_api api = {UFFD_API, UFFD_FEATURE_SIGBUS | UFFD_FEATURE_MISSING_SHMEM, 0};
@@ -140,6 +161,8 @@ int main(int argc, char** argv) {
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   const double cpu = cpu_seconds() - cpu0;
+  stop = true;
+  if (spinner.joinable()) spinner.join();
   std::printf("uffd-miss-floor: %.1fK misses/s (%.0f%% of %llu reads), %.2f us of CPU per miss, "
               "%.2f us of wall time (sum of the bytes read %llu)\n",
               static_cast<double>(g.misses) / elapsed / 1e3, 100.0 * static_cast<double>(g.misses) / reads,
