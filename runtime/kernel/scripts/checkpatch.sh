@@ -26,7 +26,7 @@ fi
 checkpatch="$cache/scripts/checkpatch.pl --no-tree -f --terse --show-types --no-summary"
 status=0
 # shellcheck disable=SC2086
-for f in "$kernel"/*.c "$kernel"/dimmap_kmod.h "$runtime"/include/dimmap/dimmap_uapi.h "$runtime"/policy/*.[ch]; do
+for f in "$kernel"/*.c "$kernel"/dimmap_kmod.h "$kernel"/dimmap_overlay.h "$runtime"/include/dimmap/dimmap_uapi.h "$runtime"/policy/*.[ch]; do
 	$checkpatch "$f" || status=1
 done
 # A compat header for out-of-tree builds has to compare kernel versions.
