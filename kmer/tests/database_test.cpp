@@ -9,6 +9,7 @@
 #include <dirent.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -130,7 +131,9 @@ TEST(TwoLevelShape, CompactEntriesWhenTheyPayAndFit) {
 
 // Genomes shorter than k: a DB without k-mers, with compact or 8-byte entries, still opens,
 // verifies and misses every lookup.
-TEST(Build, EmptyDbOpensWithEitherEntrySize) {
+// A genome list whose genomes are all shorter than k builds nothing: refused, naming the
+// list and k, with no database left behind (whatever the entry size).
+TEST(Build, GenomesWithoutKmersAreRefused) {
   kmer_test::SmallReference ref;
   ref.dir.write("short.fa", kmer_test::fasta("short", "ACGTACGTAC"));
   const std::string list = ref.dir.write("short.tsv", "short.fa\t1001\n");
@@ -138,14 +141,15 @@ TEST(Build, EmptyDbOpensWithEitherEntrySize) {
     auto o = ref.options(18, IndexKind::two_level, compact == CompactEntries::always ? "compact.db" : "wide.db");
     o.genome_list = list;
     o.compact = compact;
-    EXPECT_EQ(kmer::build_database(o).kmers, 0u);
-    const kmer::Database db = kmer::Database::open(o.out);
-    EXPECT_EQ(db.header().entry_bytes == sizeof(kmer::TwoLevelEntry16), compact == CompactEntries::always);
-    db.verify();
-    EXPECT_TRUE(db.lookup(kmer::canonical(kmer::encode_kmer("ACGTACGTACGTACGTAC", 18), 18)).empty());
-    size_t walked = 0;
-    db.for_each([&](uint64_t, const kmer::TaxaList&) { ++walked; });
-    EXPECT_EQ(walked, 0u);
+    try {
+      kmer::build_database(o);
+      ADD_FAILURE() << "a genome list without 18-mers was accepted";
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("short.tsv"), std::string::npos) << what;
+      EXPECT_NE(what.find("no 18-mers"), std::string::npos) << what;
+    }
+    EXPECT_FALSE(std::filesystem::exists(o.out)) << o.out;
   }
 }
 
