@@ -13,6 +13,7 @@
 #include <set>
 
 #include "engine.hpp"
+#include "c_boundary.hpp"
 #include "log.hpp"
 
 using dimmap::detail::Engine;
@@ -69,149 +70,165 @@ int get_default_instance(dimmap_instance** out) {
 }  // namespace
 
 extern "C" int dimmap_instance_create(const struct dimmap_config* cfg, struct dimmap_instance** out) {
-  dimmap::detail::clear_error();
-  if (!cfg || !out) return fail(EINVAL, "dimmap_instance_create: null argument");
-  if (int rc = dimmap_config_validate(cfg); rc < 0) return rc;
-  int err = 0;
-  std::unique_ptr<Engine> engine = cfg->engine == DIMMAP_ENGINE_KMOD ? dimmap::detail::make_kmod_engine(*cfg, &err)
-                                                                     : dimmap::detail::make_uffd_engine(*cfg, &err);
-  if (!engine) return err < 0 ? err : -EIO;
-  auto* inst = new dimmap_instance{*cfg, std::move(engine)};
-  Registry& r = registry();
-  std::unique_lock<std::shared_mutex> lock(r.mu);
-  r.instances.insert(inst);
-  *out = inst;
-  return 0;
+  return dimmap::detail::guard_status("dimmap_instance_create", [&]() -> int {
+    dimmap::detail::clear_error();
+    if (!cfg || !out) return fail(EINVAL, "dimmap_instance_create: null argument");
+    if (int rc = dimmap_config_validate(cfg); rc < 0) return rc;
+    int err = 0;
+    std::unique_ptr<Engine> engine = cfg->engine == DIMMAP_ENGINE_KMOD ? dimmap::detail::make_kmod_engine(*cfg, &err)
+                                                                       : dimmap::detail::make_uffd_engine(*cfg, &err);
+    if (!engine) return err < 0 ? err : -EIO;
+    auto* inst = new dimmap_instance{*cfg, std::move(engine)};
+    Registry& r = registry();
+    std::unique_lock<std::shared_mutex> lock(r.mu);
+    r.instances.insert(inst);
+    *out = inst;
+    return 0;
+  });
 }
 
 extern "C" int dimmap_instance_destroy(struct dimmap_instance* inst) {
-  if (!inst) return 0;
-  Registry& r = registry();
-  {
-    std::unique_lock<std::shared_mutex> lock(r.mu);
-    if (inst->engine->mapped_regions() > 0)
-      return fail(EBUSY, "buffer still has %zu mapped regions", inst->engine->mapped_regions());
-    r.instances.erase(inst);
-  }
-  {
-    std::lock_guard<std::mutex> lock(r.default_mu);
-    if (r.default_instance == inst) r.default_instance = nullptr;
-  }
-  delete inst;
-  return 0;
+  return dimmap::detail::guard_status("dimmap_instance_destroy", [&]() -> int {
+    if (!inst) return 0;
+    Registry& r = registry();
+    {
+      std::unique_lock<std::shared_mutex> lock(r.mu);
+      if (inst->engine->mapped_regions() > 0)
+        return fail(EBUSY, "buffer still has %zu mapped regions", inst->engine->mapped_regions());
+      r.instances.erase(inst);
+    }
+    {
+      std::lock_guard<std::mutex> lock(r.default_mu);
+      if (r.default_instance == inst) r.default_instance = nullptr;
+    }
+    delete inst;
+    return 0;
+  });
 }
 
 extern "C" void* dimmap_instance_mmap(struct dimmap_instance* inst, void* addr, size_t length, int prot, int flags,
                                       int fd, off_t offset) {
-  dimmap::detail::clear_error();
-  if (!inst) {
-    errno = -fail(EINVAL, "dimmap_instance_mmap: no instance");
-    return MAP_FAILED;
-  }
-  void* out = nullptr;
-  if (int rc = inst->engine->map(addr, length, prot, flags, fd, offset, &out); rc < 0) {
-    errno = -rc;
-    return MAP_FAILED;
-  }
-  Registry& r = registry();
-  std::unique_lock<std::shared_mutex> lock(r.mu);
-  const uintptr_t start = reinterpret_cast<uintptr_t>(out);
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  r.mappings[start] = Mapping{start + (length + page - 1) / page * page, inst};
-  return out;
+  return dimmap::detail::guard_value<void*>("dimmap_instance_mmap", MAP_FAILED, [&]() -> void* {
+    dimmap::detail::clear_error();
+    if (!inst) {
+      errno = -fail(EINVAL, "dimmap_instance_mmap: no instance");
+      return MAP_FAILED;
+    }
+    void* out = nullptr;
+    if (int rc = inst->engine->map(addr, length, prot, flags, fd, offset, &out); rc < 0) {
+      errno = -rc;
+      return MAP_FAILED;
+    }
+    Registry& r = registry();
+    std::unique_lock<std::shared_mutex> lock(r.mu);
+    const uintptr_t start = reinterpret_cast<uintptr_t>(out);
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    r.mappings[start] = Mapping{start + (length + page - 1) / page * page, inst};
+    return out;
+  });
 }
 
 extern "C" void* dimmap_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
-  dimmap::detail::clear_error();
-  dimmap_instance* inst = nullptr;
-  if (int rc = get_default_instance(&inst); rc < 0) {
-    errno = -rc;
-    return MAP_FAILED;
-  }
-  return dimmap_instance_mmap(inst, addr, length, prot, flags, fd, offset);
+  return dimmap::detail::guard_value<void*>("dimmap_mmap", MAP_FAILED, [&]() -> void* {
+    dimmap::detail::clear_error();
+    dimmap_instance* inst = nullptr;
+    if (int rc = get_default_instance(&inst); rc < 0) {
+      errno = -rc;
+      return MAP_FAILED;
+    }
+    return dimmap_instance_mmap(inst, addr, length, prot, flags, fd, offset);
+  });
 }
 
 extern "C" int dimmap_munmap(void* addr, size_t length) {
-  dimmap::detail::clear_error();
-  Registry& r = registry();
-  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  dimmap_instance* inst = nullptr;
-  {
-    std::shared_lock<std::shared_mutex> lock(r.mu);
-    uintptr_t start = 0;
-    const Mapping* m = find_mapping(r, a, &start);
-    if (!m || start != a) {
-      errno = -fail(EINVAL, "dimmap_munmap(%p): not the start of a dimmap mapping", addr);
+  return dimmap::detail::guard_posix("dimmap_munmap", [&]() -> int {
+    dimmap::detail::clear_error();
+    Registry& r = registry();
+    const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+    dimmap_instance* inst = nullptr;
+    {
+      std::shared_lock<std::shared_mutex> lock(r.mu);
+      uintptr_t start = 0;
+      const Mapping* m = find_mapping(r, a, &start);
+      if (!m || start != a) {
+        errno = -fail(EINVAL, "dimmap_munmap(%p): not the start of a dimmap mapping", addr);
+        return -1;
+      }
+      inst = m->instance;
+    }
+    if (int rc = inst->engine->unmap(addr, length); rc < 0) {
+      errno = -rc;
       return -1;
     }
-    inst = m->instance;
-  }
-  if (int rc = inst->engine->unmap(addr, length); rc < 0) {
-    errno = -rc;
-    return -1;
-  }
-  std::unique_lock<std::shared_mutex> lock(r.mu);
-  r.mappings.erase(a);
-  return 0;
+    std::unique_lock<std::shared_mutex> lock(r.mu);
+    r.mappings.erase(a);
+    return 0;
+  });
 }
 
 extern "C" int dimmap_msync(void* addr, size_t length, int flags) {
-  dimmap::detail::clear_error();
-  Registry& r = registry();
-  dimmap_instance* inst = nullptr;
-  {
-    std::shared_lock<std::shared_mutex> lock(r.mu);
-    uintptr_t start = 0;
-    const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
-    if (!m) {
-      errno = -fail(ENOMEM, "dimmap_msync(%p): not in a dimmap mapping", addr);
+  return dimmap::detail::guard_posix("dimmap_msync", [&]() -> int {
+    dimmap::detail::clear_error();
+    Registry& r = registry();
+    dimmap_instance* inst = nullptr;
+    {
+      std::shared_lock<std::shared_mutex> lock(r.mu);
+      uintptr_t start = 0;
+      const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
+      if (!m) {
+        errno = -fail(ENOMEM, "dimmap_msync(%p): not in a dimmap mapping", addr);
+        return -1;
+      }
+      inst = m->instance;
+    }
+    if (int rc = inst->engine->sync(addr, length, flags); rc < 0) {
+      errno = -rc;
       return -1;
     }
-    inst = m->instance;
-  }
-  if (int rc = inst->engine->sync(addr, length, flags); rc < 0) {
-    errno = -rc;
-    return -1;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 extern "C" int dimmap_discard(void* addr, size_t length) {
-  dimmap::detail::clear_error();
-  Registry& r = registry();
-  dimmap_instance* inst = nullptr;
-  {
-    std::shared_lock<std::shared_mutex> lock(r.mu);
-    uintptr_t start = 0;
-    const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
-    if (!m) return fail(ENOMEM, "dimmap_discard(%p): not in a dimmap mapping", addr);
-    inst = m->instance;
-  }
-  return inst->engine->discard(addr, length);
+  return dimmap::detail::guard_status("dimmap_discard", [&]() -> int {
+    dimmap::detail::clear_error();
+    Registry& r = registry();
+    dimmap_instance* inst = nullptr;
+    {
+      std::shared_lock<std::shared_mutex> lock(r.mu);
+      uintptr_t start = 0;
+      const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
+      if (!m) return fail(ENOMEM, "dimmap_discard(%p): not in a dimmap mapping", addr);
+      inst = m->instance;
+    }
+    return inst->engine->discard(addr, length);
+  });
 }
 
 extern "C" int dimmap_prefetchv(const struct iovec* ranges, size_t count) {
-  dimmap::detail::clear_error();
-  if (count > 0 && !ranges) return fail(EINVAL, "dimmap_prefetchv: null ranges");
-  // Consecutive ranges of one buffer go to its engine in one call.
-  for (size_t i = 0; i < count;) {
-    dimmap_instance* inst = nullptr;
-    size_t j = i;
-    {
-      Registry& r = registry();
-      std::shared_lock<std::shared_mutex> lock(r.mu);
-      for (; j < count; ++j) {
-        uintptr_t start = 0;
-        const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(ranges[j].iov_base), &start);
-        if (!m) return fail(ENOMEM, "dimmap_prefetch(%p): not in a dimmap mapping", ranges[j].iov_base);
-        if (inst && m->instance != inst) break;
-        inst = m->instance;
+  return dimmap::detail::guard_status("dimmap_prefetchv", [&]() -> int {
+    dimmap::detail::clear_error();
+    if (count > 0 && !ranges) return fail(EINVAL, "dimmap_prefetchv: null ranges");
+    // Consecutive ranges of one buffer go to its engine in one call.
+    for (size_t i = 0; i < count;) {
+      dimmap_instance* inst = nullptr;
+      size_t j = i;
+      {
+        Registry& r = registry();
+        std::shared_lock<std::shared_mutex> lock(r.mu);
+        for (; j < count; ++j) {
+          uintptr_t start = 0;
+          const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(ranges[j].iov_base), &start);
+          if (!m) return fail(ENOMEM, "dimmap_prefetch(%p): not in a dimmap mapping", ranges[j].iov_base);
+          if (inst && m->instance != inst) break;
+          inst = m->instance;
+        }
       }
+      if (int rc = inst->engine->prefetch(ranges + i, j - i); rc < 0) return rc;
+      i = j;
     }
-    if (int rc = inst->engine->prefetch(ranges + i, j - i); rc < 0) return rc;
-    i = j;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 extern "C" int dimmap_prefetch(void* addr, size_t length) {
@@ -220,39 +237,47 @@ extern "C" int dimmap_prefetch(void* addr, size_t length) {
 }
 
 extern "C" int dimmap_instance_stats(struct dimmap_instance* inst, struct dimmap_stats* out) {
-  if (!inst || !out) return fail(EINVAL, "dimmap_instance_stats: null argument");
-  inst->engine->stats(out);
-  return 0;
+  return dimmap::detail::guard_status("dimmap_instance_stats", [&]() -> int {
+    if (!inst || !out) return fail(EINVAL, "dimmap_instance_stats: null argument");
+    inst->engine->stats(out);
+    return 0;
+  });
 }
 
 extern "C" int dimmap_stats(struct dimmap_stats* out) {
-  if (!out) return fail(EINVAL, "dimmap_stats: null argument");
-  std::memset(out, 0, sizeof *out);
-  Registry& r = registry();
-  std::shared_lock<std::shared_mutex> lock(r.mu);
-  for (dimmap_instance* inst : r.instances) {
-    struct dimmap_stats s;
-    inst->engine->stats(&s);
-    const uint64_t* src = reinterpret_cast<const uint64_t*>(&s);
-    uint64_t* dst = reinterpret_cast<uint64_t*>(out);
-    for (size_t i = 0; i < sizeof s / sizeof(uint64_t); ++i) dst[i] += src[i];
-  }
-  return 0;
+  return dimmap::detail::guard_status("dimmap_stats", [&]() -> int {
+    if (!out) return fail(EINVAL, "dimmap_stats: null argument");
+    std::memset(out, 0, sizeof *out);
+    Registry& r = registry();
+    std::shared_lock<std::shared_mutex> lock(r.mu);
+    for (dimmap_instance* inst : r.instances) {
+      struct dimmap_stats s;
+      inst->engine->stats(&s);
+      const uint64_t* src = reinterpret_cast<const uint64_t*>(&s);
+      uint64_t* dst = reinterpret_cast<uint64_t*>(out);
+      for (size_t i = 0; i < sizeof s / sizeof(uint64_t); ++i) dst[i] += src[i];
+    }
+    return 0;
+  });
 }
 
 extern "C" int dimmap_stats_for(const void* addr, struct dimmap_stats* out) {
-  Registry& r = registry();
-  std::shared_lock<std::shared_mutex> lock(r.mu);
-  uintptr_t start = 0;
-  const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
-  if (!m) return fail(ENOENT, "%p is not in a dimmap mapping", addr);
-  m->instance->engine->stats(out);
-  return 0;
+  return dimmap::detail::guard_status("dimmap_stats_for", [&]() -> int {
+    Registry& r = registry();
+    std::shared_lock<std::shared_mutex> lock(r.mu);
+    uintptr_t start = 0;
+    const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
+    if (!m) return fail(ENOENT, "%p is not in a dimmap mapping", addr);
+    m->instance->engine->stats(out);
+    return 0;
+  });
 }
 
 extern "C" int dimmap_is_mapped(const void* addr) {
-  Registry& r = registry();
-  std::shared_lock<std::shared_mutex> lock(r.mu);
-  uintptr_t start = 0;
-  return find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start) != nullptr;
+  return dimmap::detail::guard_value<int>("dimmap_is_mapped", 0, [&]() -> int {
+    Registry& r = registry();
+    std::shared_lock<std::shared_mutex> lock(r.mu);
+    uintptr_t start = 0;
+    return find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start) != nullptr;
+  });
 }

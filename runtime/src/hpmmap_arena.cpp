@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "c_boundary.hpp"
 #include "log.hpp"
 
 using dimmap::detail::fail;
@@ -221,9 +222,11 @@ const char* kind_name(dimmap_hpmmap_pages p) { return dimmap_hpmmap_pages_name(p
 }  // namespace
 
 extern "C" void dimmap_hpmmap_options_init(struct dimmap_hpmmap_options* opt) {
-  std::memset(opt, 0, sizeof *opt);
-  opt->pages = DIMMAP_HPMMAP_AUTO;
-  opt->lock = 1;
+  dimmap::detail::guard_void("dimmap_hpmmap_options_init", [&] {
+    std::memset(opt, 0, sizeof *opt);
+    opt->pages = DIMMAP_HPMMAP_AUTO;
+    opt->lock = 1;
+  });
 }
 
 extern "C" const char* dimmap_hpmmap_pages_name(enum dimmap_hpmmap_pages pages) {
@@ -237,123 +240,137 @@ extern "C" const char* dimmap_hpmmap_pages_name(enum dimmap_hpmmap_pages pages) 
 }
 
 extern "C" int dimmap_hpmmap_parse_pages(const char* text, enum dimmap_hpmmap_pages* out) {
-  static const struct {
-    const char* name;
-    dimmap_hpmmap_pages pages;
-  } names[] = {{"auto", DIMMAP_HPMMAP_AUTO}, {"hugetlb", DIMMAP_HPMMAP_HUGETLB}, {"thp", DIMMAP_HPMMAP_THP},
-               {"small", DIMMAP_HPMMAP_SMALL}, {"none", DIMMAP_HPMMAP_SMALL}};
-  for (const auto& n : names) {
-    if (text && !std::strcmp(text, n.name)) {
-      *out = n.pages;
-      return 0;
+  return dimmap::detail::guard_status("dimmap_hpmmap_parse_pages", [&]() -> int {
+    static const struct {
+      const char* name;
+      dimmap_hpmmap_pages pages;
+    } names[] = {{"auto", DIMMAP_HPMMAP_AUTO}, {"hugetlb", DIMMAP_HPMMAP_HUGETLB}, {"thp", DIMMAP_HPMMAP_THP},
+                 {"small", DIMMAP_HPMMAP_SMALL}, {"none", DIMMAP_HPMMAP_SMALL}};
+    for (const auto& n : names) {
+      if (text && !std::strcmp(text, n.name)) {
+        *out = n.pages;
+        return 0;
+      }
     }
-  }
-  return fail(EINVAL, "unknown huge-page kind '%s' (expected auto, hugetlb, thp or small)", text ? text : "");
+    return fail(EINVAL, "unknown huge-page kind '%s' (expected auto, hugetlb, thp or small)", text ? text : "");
+  });
 }
 
 extern "C" int dimmap_hpmmap_create(const struct dimmap_hpmmap_options* opt, struct dimmap_hpmmap_arena** out) {
-  dimmap::detail::clear_error();
-  if (!opt || !out) return fail(EINVAL, "dimmap_hpmmap_create: null argument");
-  if (opt->bytes == 0) return fail(EINVAL, "an HPMMAP arena needs a size above 0");
-  if (opt->bytes > (SIZE_MAX >> 2)) return fail(EINVAL, "an HPMMAP arena of %" PRIu64 " bytes is absurd", opt->bytes);
-  if (opt->pages < DIMMAP_HPMMAP_AUTO || opt->pages > DIMMAP_HPMMAP_SMALL)
-    return fail(EINVAL, "unknown huge-page kind %d", static_cast<int>(opt->pages));
-  const size_t size = round_up(opt->bytes, kHugePage);
-  const uint64_t t0 = now_ns();
+  return dimmap::detail::guard_status("dimmap_hpmmap_create", [&]() -> int {
+    dimmap::detail::clear_error();
+    if (!opt || !out) return fail(EINVAL, "dimmap_hpmmap_create: null argument");
+    if (opt->bytes == 0) return fail(EINVAL, "an HPMMAP arena needs a size above 0");
+    if (opt->bytes > (SIZE_MAX >> 2)) return fail(EINVAL, "an HPMMAP arena of %" PRIu64 " bytes is absurd", opt->bytes);
+    if (opt->pages < DIMMAP_HPMMAP_AUTO || opt->pages > DIMMAP_HPMMAP_SMALL)
+      return fail(EINVAL, "unknown huge-page kind %d", static_cast<int>(opt->pages));
+    const size_t size = round_up(opt->bytes, kHugePage);
+    const uint64_t t0 = now_ns();
 
-  Reservation r;
-  bool ok = false;
-  const dimmap_hpmmap_pages want = opt->pages;
-  if (want == DIMMAP_HPMMAP_AUTO || want == DIMMAP_HPMMAP_HUGETLB) {
-    ok = reserve_hugetlb(size, &r);
-    if (!ok && want == DIMMAP_HPMMAP_HUGETLB)
-      dimmap::detail::log(LogLevel::warn,
-                          "hpmmap: no %zu hugetlbfs pages free (%s; see /proc/sys/vm/nr_hugepages): trying THP",
-                          size / kHugePage, std::strerror(errno));
-  }
-  if (!ok && want != DIMMAP_HPMMAP_SMALL && thp_available()) ok = reserve_anonymous(size, true, &r);
-  if (!ok) ok = reserve_anonymous(size, false, &r);
-  if (!ok) return fail(ENOMEM, "cannot reserve an HPMMAP arena of %zu bytes: %s", size, std::strerror(errno));
+    Reservation r;
+    bool ok = false;
+    const dimmap_hpmmap_pages want = opt->pages;
+    if (want == DIMMAP_HPMMAP_AUTO || want == DIMMAP_HPMMAP_HUGETLB) {
+      ok = reserve_hugetlb(size, &r);
+      if (!ok && want == DIMMAP_HPMMAP_HUGETLB)
+        dimmap::detail::log(LogLevel::warn,
+                            "hpmmap: no %zu hugetlbfs pages free (%s; see /proc/sys/vm/nr_hugepages): trying THP",
+                            size / kHugePage, std::strerror(errno));
+    }
+    if (!ok && want != DIMMAP_HPMMAP_SMALL && thp_available()) ok = reserve_anonymous(size, true, &r);
+    if (!ok) ok = reserve_anonymous(size, false, &r);
+    if (!ok) return fail(ENOMEM, "cannot reserve an HPMMAP arena of %zu bytes: %s", size, std::strerror(errno));
 
-  auto* arena = new dimmap_hpmmap_arena(r);
-  arena->st.bytes_reserved = size;
-  arena->st.pages = r.pages;
-  arena->st.huge_pages = huge_pages_in(r.base, size);
-  if (opt->lock) {
-    arena->st.locked = mlock(r.base, size) == 0;
-    if (!arena->st.locked)
-      dimmap::detail::log(LogLevel::warn, "hpmmap: cannot lock the %zu MiB arena in memory (%s; raise ulimit -l)",
-                          size >> 20, std::strerror(errno));
-  }
-  arena->st.largest_free = size;
-  arena->st.setup_ns = now_ns() - t0;
-  if (r.pages != DIMMAP_HPMMAP_HUGETLB && arena->st.huge_pages < size / kHugePage) {
-    const bool none = arena->st.huge_pages == 0;
-    dimmap::detail::log(none ? LogLevel::warn : LogLevel::info,
-                        "hpmmap: %" PRIu64 " of %zu 2 MiB pages are huge (%s); the rest are 4 KiB pages, still "
-                        "populated and locked",
-                        arena->st.huge_pages, size / kHugePage, kind_name(r.pages));
-  }
-  std::call_once(g_atfork_once, [] { pthread_atfork(atfork_prepare, atfork_release, atfork_release); });
-  {
-    std::lock_guard<std::mutex> lock(g_arenas_mu);
-    g_arenas.insert(arena);
-  }
-  *out = arena;
-  return 0;
+    auto* arena = new dimmap_hpmmap_arena(r);
+    arena->st.bytes_reserved = size;
+    arena->st.pages = r.pages;
+    arena->st.huge_pages = huge_pages_in(r.base, size);
+    if (opt->lock) {
+      arena->st.locked = mlock(r.base, size) == 0;
+      if (!arena->st.locked)
+        dimmap::detail::log(LogLevel::warn, "hpmmap: cannot lock the %zu MiB arena in memory (%s; raise ulimit -l)",
+                            size >> 20, std::strerror(errno));
+    }
+    arena->st.largest_free = size;
+    arena->st.setup_ns = now_ns() - t0;
+    if (r.pages != DIMMAP_HPMMAP_HUGETLB && arena->st.huge_pages < size / kHugePage) {
+      const bool none = arena->st.huge_pages == 0;
+      dimmap::detail::log(none ? LogLevel::warn : LogLevel::info,
+                          "hpmmap: %" PRIu64 " of %zu 2 MiB pages are huge (%s); the rest are 4 KiB pages, still "
+                          "populated and locked",
+                          arena->st.huge_pages, size / kHugePage, kind_name(r.pages));
+    }
+    std::call_once(g_atfork_once, [] { pthread_atfork(atfork_prepare, atfork_release, atfork_release); });
+    {
+      std::lock_guard<std::mutex> lock(g_arenas_mu);
+      g_arenas.insert(arena);
+    }
+    *out = arena;
+    return 0;
+  });
 }
 
 extern "C" void dimmap_hpmmap_destroy(struct dimmap_hpmmap_arena* arena) {
-  if (!arena) return;
-  {
-    std::lock_guard<std::mutex> lock(g_arenas_mu);
-    g_arenas.erase(arena);
-  }
-  munmap(arena->mem.base, arena->mem.size);
-  delete arena;
+  dimmap::detail::guard_void("dimmap_hpmmap_destroy", [&] {
+    if (!arena) return;
+    {
+      std::lock_guard<std::mutex> lock(g_arenas_mu);
+      g_arenas.erase(arena);
+    }
+    munmap(arena->mem.base, arena->mem.size);
+    delete arena;
+  });
 }
 
 extern "C" void* dimmap_hpmmap_alloc(struct dimmap_hpmmap_arena* arena, size_t bytes, size_t alignment) {
-  if (!arena || (alignment & (alignment - 1))) {
-    errno = -fail(EINVAL, "dimmap_hpmmap_alloc: %s", arena ? "alignment is not a power of two" : "no arena");
-    return nullptr;
-  }
-  const size_t len = round_up(bytes ? bytes : 1, kGranule);
-  const size_t align = alignment < kGranule ? kGranule : alignment;
-  std::lock_guard<std::mutex> lock(arena->mu);
-  size_t off = 0;
-  if (len < bytes || !arena->fit.alloc(reinterpret_cast<uintptr_t>(arena->mem.base), len, align, &off)) {
-    arena->st.failed_allocations++;
-    errno = -fail(ENOMEM, "the HPMMAP arena cannot fit %zu more bytes (largest free block %zu)", bytes,
-                  arena->fit.largest_free());
-    return nullptr;
-  }
-  arena->st.allocations++;
-  arena->st.bytes_allocated += len;
-  if (arena->st.bytes_allocated > arena->st.peak_allocated) arena->st.peak_allocated = arena->st.bytes_allocated;
-  return arena->mem.base + off;
+  return dimmap::detail::guard_value<void*>("dimmap_hpmmap_alloc", nullptr, [&]() -> void* {
+    if (!arena || (alignment & (alignment - 1))) {
+      errno = -fail(EINVAL, "dimmap_hpmmap_alloc: %s", arena ? "alignment is not a power of two" : "no arena");
+      return nullptr;
+    }
+    const size_t len = round_up(bytes ? bytes : 1, kGranule);
+    const size_t align = alignment < kGranule ? kGranule : alignment;
+    std::lock_guard<std::mutex> lock(arena->mu);
+    size_t off = 0;
+    if (len < bytes || !arena->fit.alloc(reinterpret_cast<uintptr_t>(arena->mem.base), len, align, &off)) {
+      arena->st.failed_allocations++;
+      errno = -fail(ENOMEM, "the HPMMAP arena cannot fit %zu more bytes (largest free block %zu)", bytes,
+                    arena->fit.largest_free());
+      return nullptr;
+    }
+    arena->st.allocations++;
+    arena->st.bytes_allocated += len;
+    if (arena->st.bytes_allocated > arena->st.peak_allocated) arena->st.peak_allocated = arena->st.bytes_allocated;
+    return arena->mem.base + off;
+  });
 }
 
 extern "C" int dimmap_hpmmap_free(struct dimmap_hpmmap_arena* arena, void* p) {
-  if (!arena || !dimmap_hpmmap_contains(arena, p)) return fail(EINVAL, "dimmap_hpmmap_free(%p): not in the arena", p);
-  std::lock_guard<std::mutex> lock(arena->mu);
-  const size_t len = arena->fit.free(static_cast<size_t>(static_cast<char*>(p) - arena->mem.base));
-  if (!len) return fail(EINVAL, "dimmap_hpmmap_free(%p): not a live allocation", p);
-  arena->st.frees++;
-  arena->st.bytes_allocated -= len;
-  return 0;
+  return dimmap::detail::guard_status("dimmap_hpmmap_free", [&]() -> int {
+    if (!arena || !dimmap_hpmmap_contains(arena, p)) return fail(EINVAL, "dimmap_hpmmap_free(%p): not in the arena", p);
+    std::lock_guard<std::mutex> lock(arena->mu);
+    const size_t len = arena->fit.free(static_cast<size_t>(static_cast<char*>(p) - arena->mem.base));
+    if (!len) return fail(EINVAL, "dimmap_hpmmap_free(%p): not a live allocation", p);
+    arena->st.frees++;
+    arena->st.bytes_allocated -= len;
+    return 0;
+  });
 }
 
 extern "C" size_t dimmap_hpmmap_usable_size(struct dimmap_hpmmap_arena* arena, const void* p) {
-  if (!arena || !dimmap_hpmmap_contains(arena, p)) return 0;
-  std::lock_guard<std::mutex> lock(arena->mu);
-  return arena->fit.usable(static_cast<size_t>(static_cast<const char*>(p) - arena->mem.base));
+  return dimmap::detail::guard_value<size_t>("dimmap_hpmmap_usable_size", size_t{0}, [&]() -> size_t {
+    if (!arena || !dimmap_hpmmap_contains(arena, p)) return 0;
+    std::lock_guard<std::mutex> lock(arena->mu);
+    return arena->fit.usable(static_cast<size_t>(static_cast<const char*>(p) - arena->mem.base));
+  });
 }
 
 extern "C" int dimmap_hpmmap_contains(const struct dimmap_hpmmap_arena* arena, const void* p) {
-  if (!arena) return 0;
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p), lo = reinterpret_cast<uintptr_t>(arena->mem.base);
-  return a >= lo && a < lo + arena->mem.size;
+  return dimmap::detail::guard_value<int>("dimmap_hpmmap_contains", 0, [&]() -> int {
+    if (!arena) return 0;
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p), lo = reinterpret_cast<uintptr_t>(arena->mem.base);
+    return a >= lo && a < lo + arena->mem.size;
+  });
 }
 
 extern "C" void* dimmap_hpmmap_base(const struct dimmap_hpmmap_arena* arena) {
@@ -361,9 +378,11 @@ extern "C" void* dimmap_hpmmap_base(const struct dimmap_hpmmap_arena* arena) {
 }
 
 extern "C" int dimmap_hpmmap_stats(struct dimmap_hpmmap_arena* arena, struct dimmap_hpmmap_stats* out) {
-  if (!arena || !out) return fail(EINVAL, "dimmap_hpmmap_stats: null argument");
-  std::lock_guard<std::mutex> lock(arena->mu);
-  *out = arena->st;
-  out->largest_free = arena->fit.largest_free();
-  return 0;
+  return dimmap::detail::guard_status("dimmap_hpmmap_stats", [&]() -> int {
+    if (!arena || !out) return fail(EINVAL, "dimmap_hpmmap_stats: null argument");
+    std::lock_guard<std::mutex> lock(arena->mu);
+    *out = arena->st;
+    out->largest_free = arena->fit.largest_free();
+    return 0;
+  });
 }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "c_boundary.hpp"
 #include "log.hpp"
 
 #ifdef DIMMAP_HAVE_LIBURING
@@ -111,7 +112,7 @@ class ThreadQueue final : public IoQueue {
   explicit ThreadQueue(unsigned depth) {
     efd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     const unsigned n = std::max(1u, std::min(depth, 64u));
-    for (unsigned i = 0; i < n; ++i) workers_.emplace_back([this] { work(); });
+    for (unsigned i = 0; i < n; ++i) workers_.emplace_back([this] { keep_serving("I/O worker", [this] { work(); }); });
   }
 
   ~ThreadQueue() override {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "c_boundary.hpp"
 #include "log.hpp"
 
 namespace dimmap::detail {
@@ -121,9 +122,11 @@ std::unique_ptr<IoQueue> with_perma_latency(std::unique_ptr<IoQueue> inner, cons
 }  // namespace dimmap::detail
 
 extern "C" int dimmap_perma_latency_ns(const char* spec, unsigned concurrent, uint64_t bytes, uint64_t* out_ns) {
-  perma_model m;
-  if (!spec || !out_ns) return dimmap::detail::fail(EINVAL, "dimmap_perma_latency_ns: null argument");
-  if (int rc = dimmap::detail::parse_perma(spec, &m); rc < 0) return rc;
-  *out_ns = perma_latency_ns(&m, concurrent, bytes);
-  return 0;
+  return dimmap::detail::guard_status("dimmap_perma_latency_ns", [&]() -> int {
+    perma_model m;
+    if (!spec || !out_ns) return dimmap::detail::fail(EINVAL, "dimmap_perma_latency_ns: null argument");
+    if (int rc = dimmap::detail::parse_perma(spec, &m); rc < 0) return rc;
+    *out_ns = perma_latency_ns(&m, concurrent, bytes);
+    return 0;
+  });
 }

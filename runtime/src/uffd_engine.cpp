@@ -12,6 +12,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "c_boundary.hpp"
 #include "log.hpp"
 #include "perma.hpp"
 
@@ -96,7 +97,8 @@ int UffdEngine::start() {
     service_.push_back(std::move(t));
   }
   try {
-    for (auto& t : service_) t->thread = std::thread([this, me = t.get()] { serve(*me); });
+    for (auto& t : service_)
+      t->thread = std::thread([this, me = t.get()] { keep_serving("fault service thread", [&] { serve(*me); }); });
   } catch (const std::system_error& e) {
     return fail(e.code().value(), "cannot start the fault service threads: %s", e.what());
   }
