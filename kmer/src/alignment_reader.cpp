@@ -74,7 +74,7 @@ bool next_alignment(AlignmentInput& in, const std::string& path, SequenceRecord&
       fail_at(path, 0,
               in.cram ? "cannot decode the CRAM data " + last_record(in) +
                             ": corrupt, truncated, or its reference FASTA was not found (give it with --reference)"
-                      : "corrupt or truncated data " + last_record(in));
+                      : "malformed, corrupt or truncated data " + last_record(in));
     ++in.number;
     in.last_name = bam_get_qname(b);
     if (b->core.flag & (BAM_FSECONDARY | BAM_FSUPPLEMENTARY)) continue;

@@ -147,7 +147,7 @@ TEST(Reader, SamPrimaryRecordsAsSequenced) {
   e = error_of(d.write("header_only.sam", header));
   EXPECT_NE(e.find("header_only.sam: no reads"), std::string::npos) << e;
   e = error_of(d.write("bad.sam", header + "r1\t0\tchr\tone\t60\t4M\t*\t0\t0\tACGT\tIIII\n"));
-  EXPECT_NE(e.find("bad.sam: corrupt or truncated data before the first record"), std::string::npos) << e;
+  EXPECT_NE(e.find("bad.sam: malformed, corrupt or truncated data before the first record"), std::string::npos) << e;
 }
 
 // Mates: joined with an N, named without /1; a missing or foreign mate names file and record.
