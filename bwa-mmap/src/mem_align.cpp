@@ -4,11 +4,12 @@
 // and reads get their random seeds from their position in the input. So the pipeline is bwa
 // mem's: step 0 reads a batch with libbwa's bseq_read() (actual_chunk_size bases, whole
 // pairs), step 1 aligns it with mem_process_seqs() on opt->n_threads threads, step 2 writes
-// the SAM records in input order; kt_pipeline() overlaps step 0 of one batch with the others.
+// the SAM records in input order (as SAM, BAM or CRAM: sam_output.cpp); kt_pipeline() overlaps step 0 of one batch with the others.
 #include <bwammap/input_check.hpp>
 #include <bwammap/mapped_index.hpp>
 #include <bwammap/mem_align.hpp>
 #include <bwammap/output_file.hpp>
+#include <bwammap/sam_output.hpp>
 #include <bwammap/reads_watch.hpp>
 #include <bwammap/run_stats.hpp>
 #include <zlib.h>
@@ -23,7 +24,6 @@
 extern "C" {
 KSEQ_DECLARE(gzFile)
 void kt_pipeline(int n_threads, void* (*func)(void*, int, void*), void* shared_data, int n_steps);
-extern char* bwa_pg;  // the @PG line bwa_print_sam_hdr() writes (defined in libbwa's bwa.c)
 }
 
 namespace bwammap {
@@ -35,7 +35,7 @@ struct Shared {
   const mem_opt_t* opt = nullptr;
   const mem_pestat_t* pes0 = nullptr;
   const bwaidx_t* idx = nullptr;
-  OutputStream* out = nullptr;
+  SamOutput* out = nullptr;
   int64_t n_processed = 0;
   int chunk_size = 0;
   bool copy_comment = false;
@@ -139,7 +139,10 @@ MemReport run_mem(MemOptions& options, PlacementPlan& plan) {
   bwa_verbose = options.verbosity;
   mem_opt_t* opt = options.opt.get();
 
-  // Reads first: a typo in a read file name should not cost an index load.
+  // Reads and the output's format first: a typo should not cost an index load.
+  const SamFormat format = choose_sam_format(options.output, options.output_format);
+  const std::string reference =
+      format == SamFormat::cram ? cram_reference(options.reference, options.index_prefix) : std::string();
   ReadsFile reads1(options.reads1);
   std::unique_ptr<ReadsFile> reads2;
   if (!options.reads2.empty()) {
@@ -152,8 +155,8 @@ MemReport run_mem(MemOptions& options, PlacementPlan& plan) {
     }
   }
   if (reads1.empty() && bwa_verbose >= 2)
-    std::fprintf(stderr, "[W::bwa-mmap mem] '%s' holds no reads: the SAM file has a header only\n",
-                 reads1.path().c_str());
+    std::fprintf(stderr, "[W::bwa-mmap mem] '%s' holds no reads: the %s file has a header only\n",
+                 reads1.path().c_str(), to_string(format));
 
   MappedIndex index(options.index_prefix, plan);
   if (options.ignore_alt)
@@ -175,11 +178,10 @@ MemReport run_mem(MemOptions& options, PlacementPlan& plan) {
   std::unique_ptr<ReadsWatch> watch2;
   if (reads2) watch2 = std::make_unique<ReadsWatch>(reads2->gz(), reads2->path(), reads2->fastq());
 
-  OutputStream out(options.output);
-  std::string pg = "@PG\tID:bwa-mmap\tPN:bwa-mmap\tVN:" DIMMAP_VERSION_STRING "\tCL:" + options.command_line;
-  bwa_pg = pg.data();
-  bwa_print_sam_hdr(index.bns(), options.header_lines.empty() ? nullptr : options.header_lines.c_str());
-  bwa_pg = nullptr;
+  // BAM/CRAM compression shares the aligner's threads (-t).
+  SamOutput out(options.output, format, reference, opt->n_threads);
+  out.write_header(index.bns(), options.header_lines.empty() ? nullptr : options.header_lines.c_str(),
+                   "@PG\tID:bwa-mmap\tPN:bwa-mmap\tVN:" DIMMAP_VERSION_STRING "\tCL:" + options.command_line);
 
   Shared shared;
   shared.ks1 = ks1.ks;
@@ -196,9 +198,10 @@ MemReport run_mem(MemOptions& options, PlacementPlan& plan) {
   kt_pipeline(options.no_mt_io ? 1 : 2, pipeline_step, &shared, 3);
   report.align_seconds = clock.wall_seconds() - align_start;
 
-  // A truncated read file fails the run; the SAM file (a temporary so far) is removed.
-  const std::string no_sam =
-      options.output.empty() || options.output == "-" ? std::string() : "; no SAM file written";
+  // A truncated read file fails the run; the output file (a temporary so far) is removed.
+  const std::string no_sam = options.output.empty() || options.output == "-"
+                                 ? std::string()
+                                 : std::string("; no ") + to_string(format) + " file written";
   for (const ReadsWatch* watch : {&watch1, watch2.get()})
     if (watch && !watch->problem().empty()) throw dimmap::Error(watch->problem() + no_sam);
   if (watch2 && watch1.records() != watch2->records())

@@ -104,7 +104,13 @@ void MemCli::add_to(CLI::App& app) {
   opt("-R", R_, "read group header line such as '@RG\\tID:foo\\tSM:bar'", io);
   app.add_option("-H", H_, "insert STR to header if it starts with @; or insert lines in FILE (repeatable)")
       ->group(io);
-  opt("-o", o_, "SAM file to write [standard output]; written under a temporary name until complete", io);
+  opt("-o", o_,
+      "output file [standard output]: SAM, or BAM/CRAM by its extension (.bam, .cram) or --output-fmt; "
+      "written under a temporary name until complete",
+      io);
+  opt("--output-fmt", output_fmt_, "sam, bam or cram, whatever -o's extension [by the extension; SAM]", io)
+      ->check(CLI::IsMember({"sam", "bam", "cram", "SAM", "BAM", "CRAM"}));
+  opt("--reference", reference_, "reference FASTA for CRAM output [the index prefix, when it is the FASTA]", io);
   flag("-j", j_, "treat ALT contigs as part of the primary assembly (i.e. ignore <idxbase>.alt file)", io);
   flag("-5", five_, "for split alignment, take the alignment with the smallest coordinate as primary", io);
   flag("-q", q_, "don't modify mapQ of supplementary alignments", io);
@@ -185,6 +191,8 @@ MemOptions MemCli::resolve() const {
   m.ignore_alt = j_;
   m.verbosity = v_;
   m.output = o_;
+  m.output_format = output_fmt_;
+  m.reference = reference_;
 
   // Header lines: every -H (a line, or a file of lines), then the read group, as bwa orders them.
   char* hdr = nullptr;

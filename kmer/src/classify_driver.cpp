@@ -6,7 +6,7 @@
 #include <kmer/error.hpp>
 #include <kmer/kreport.hpp>
 #include <kmer/lookup_bench.hpp>
-#include <kmer/sequence_reader.hpp>
+#include <kmer/read_pairs.hpp>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -218,7 +218,8 @@ int run_classify(ClassifyCommand& cmd) {
     std::ofstream out(rank_file.path);
     if (!out) fail_at(rank_file.path, 0, "cannot create output file");
     if (mpi.rank == 0 && mpi.size == 1) out << "read_id\ttaxid\tscore\tmatch_type\n";
-    SequenceReader reader(cmd.reads);
+    // CRAM decoding gets the classifier's threads: reading and classifying take turns.
+    ReadSource reader({cmd.reads, cmd.mates, cmd.interleaved, {cmd.reference, threads}});
     // This rank's reads wait in `pool` until they have a lookup batch of k-mers: then as many
     // whole reads as fit are classified in one sorted batch, and the rest wait for more.
     const unsigned k = db.k();

@@ -1,28 +1,61 @@
-// sequence_reader.cpp - FASTA/FASTQ over zlib's gzread (reads plain files too).
+// sequence_reader.cpp - opens any read file through htslib and parses FASTA/FASTQ strictly.
+//
+// FASTA/FASTQ text is parsed here, over htslib's BGZF reader (plain, gzip, bgzip), not by
+// htslib's own parser (sam_read1 on a fastq_format file): that one accepts a FASTA file cut
+// inside a sequence line as a shorter record, reports a cut FASTQ record only as "-2", and
+// is slower (400k 100-base reads: plain FASTQ 0.14 s against 0.05 s here, bgzip 0.18 s
+// against 0.11 s). SAM/BAM/CRAM go through sam_read1 (alignment_reader.cpp).
 #include <kmer/error.hpp>
 #include <kmer/sequence_reader.hpp>
 
-#include <zlib.h>
+#include <htslib/hfile.h>
+#include <htslib/hts.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+
+#include "sequence_streams.hpp"
 
 namespace kmer {
 
-struct SequenceReader::Stream {
-  gzFile gz = nullptr;
-  std::vector<char> buf = std::vector<char>(1 << 17);
-  size_t pos = 0, len = 0;
-  bool eof = false;
-  ~Stream() {
-    if (gz) gzclose(gz);
+SequenceReader::SequenceReader(const std::string& path, const SequenceReaderOptions& options) : path_(path) {
+  errno = 0;
+  hFILE* fp = hopen(path.c_str(), "r");
+  if (!fp) fail_at(path, 0, std::string("cannot open: ") + std::strerror(errno ? errno : ENOMEM));
+  htsFormat fmt{};
+  if (hts_detect_format2(fp, path.c_str(), &fmt) < 0) {
+    const int err = errno;
+    hclose_abruptly(fp);
+    fail_at(path, 0, std::string("cannot read: ") + std::strerror(err ? err : EIO));
   }
-};
-
-SequenceReader::SequenceReader(const std::string& path) : path_(path), in_(new Stream) {
-  in_->gz = gzopen(path.c_str(), "rb");
-  if (!in_->gz) fail_at(path, 0, std::string("cannot open: ") + std::strerror(errno ? errno : ENOMEM));
-  gzbuffer(in_->gz, 1 << 17);
+  if (fmt.format == sam || fmt.format == bam || fmt.format == cram) {
+    aln_ = std::make_unique<detail::AlignmentInput>();
+    format_ = detail::open_alignment(*aln_, fp, path, options);
+    return;
+  }
+  text_ = std::make_unique<detail::TextInput>();
+  text_->bgzip = fmt.compression == bgzf;
+  // Text that is not FASTA/FASTQ gets the parser's message with its line; binary data of no
+  // known format (a BAM cut inside its first block, say) gets htslib's description.
+  text_format_ = fmt.format == fasta_format || fmt.format == fastq_format || fmt.format == text_format ||
+                 fmt.format == empty_format;
+  if (text_format_) {
+    format_ = std::string("FASTA/FASTQ") + (fmt.compression == bgzf ? " (BGZF)" : fmt.compression == gzip ? " (gzip)" : "");
+  } else {
+    char* description = hts_format_description(&fmt);
+    format_ = description ? description : "unknown data";
+    std::free(description);
+  }
+  text_->stream = bgzf_hopen(fp, "r");
+  if (!text_->stream) {
+    hclose_abruptly(fp);
+    fail_at(path, 0, "cannot open: not a readable plain, gzip or BGZF file");
+  }
+  // A bgzip file cut at a block boundary decompresses cleanly: only its missing end-of-file
+  // marker tells (a cut inside a record is caught by the parser anyway).
+  if (text_->bgzip && bgzf_check_EOF(text_->stream) == 0)
+    fail_at(path, 0, "no BGZF end-of-file marker: the file is truncated");
 }
 
 SequenceReader::~SequenceReader() = default;
@@ -30,42 +63,37 @@ SequenceReader::~SequenceReader() = default;
 void SequenceReader::fail(const std::string& what) const { fail_at(path_, line_no_, what); }
 
 bool SequenceReader::read_line() {
+  detail::TextInput* in = text_.get();
   line_.clear();
   bool any = false, newline = false;
   for (;;) {
-    if (in_->pos == in_->len) {
-      if (in_->eof) break;
-      const int n = gzread(in_->gz, in_->buf.data(), static_cast<unsigned>(in_->buf.size()));
-      if (n < 0) {
-        int err = 0;
-        const char* msg = gzerror(in_->gz, &err);
-        fail_at(path_, line_no_ + 1, std::string("read error: ") + (msg ? msg : "unknown"));
-      }
+    if (in->pos == in->len) {
+      if (in->eof) break;
+      const ssize_t n = bgzf_read(in->stream, in->buf.data(), in->buf.size());
+      // BGZF reports a corrupt block and a gzip stream that ends early alike, as an error.
+      if (n < 0)
+        fail_at(path_, line_no_ + 1,
+                std::string("corrupt or truncated ") + (in->bgzip ? "BGZF" : "gzip") + " data");
       if (n == 0) {
-        // gzread returns 0 both at a clean end and for a truncated gzip member.
-        int err = 0;
-        const char* msg = gzerror(in_->gz, &err);
-        if (err != Z_OK && err != Z_STREAM_END)
-          fail_at(path_, line_no_ + 1, std::string("corrupt or truncated gzip data: ") + msg);
-        in_->eof = true;
+        in->eof = true;
         break;
       }
-      in_->pos = 0;
-      in_->len = static_cast<size_t>(n);
+      in->pos = 0;
+      in->len = static_cast<size_t>(n);
     }
     any = true;
-    const char* start = in_->buf.data() + in_->pos;
-    const size_t avail = in_->len - in_->pos;
+    const char* start = in->buf.data() + in->pos;
+    const size_t avail = in->len - in->pos;
     const void* nl = std::memchr(start, '\n', avail);
     if (nl) {
       const size_t n = static_cast<const char*>(nl) - start;
       line_.append(start, n);
-      in_->pos += n + 1;
+      in->pos += n + 1;
       newline = true;
       break;
     }
     line_.append(start, avail);
-    in_->pos = in_->len;
+    in->pos = in->len;
   }
   if (!any) return false;
   if (!line_.empty() && line_.back() == '\r') line_.pop_back();
@@ -90,6 +118,18 @@ std::string header_id(const std::string& line) {
 }  // namespace
 
 bool SequenceReader::next(SequenceRecord& rec) {
+  if (aln_) {
+    if (detail::next_alignment(*aln_, path_, rec)) {
+      ++records_;
+      return true;
+    }
+    if (records_ == 0) fail_at(path_, 0, "no reads: the " + format_ + " file holds no primary record");
+    return false;
+  }
+  return next_text(rec);
+}
+
+bool SequenceReader::next_text(SequenceRecord& rec) {
   // Skip blank lines between records.
   for (;;) {
     if (!have_line_ && !read_line()) {
@@ -102,6 +142,9 @@ bool SequenceReader::next(SequenceRecord& rec) {
   rec.sequence.clear();
   rec.line = line_no_;
   const char kind = line_[0];
+  if (kind != '>' && kind != '@' && records_ == 0 && !text_format_)
+    fail_at(path_, 0, "not FASTA/FASTQ, SAM, BAM or CRAM (htslib sees " + format_ +
+                          "): another format, or a file cut short");
   if (kind != '>' && kind != '@')
     fail("expected a FASTA ('>') or FASTQ ('@') header, found '" + line_.substr(0, 20) + "'");
   rec.id = header_id(line_);

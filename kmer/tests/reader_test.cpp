@@ -1,6 +1,7 @@
 // FASTA/FASTQ reader: good input (plain, gzip, multi-line) and every malformed case of the
 // issue, each with the file name and line in the message.
 #include <kmer/error.hpp>
+#include <kmer/read_pairs.hpp>
 #include <kmer/sequence_reader.hpp>
 
 #include <zlib.h>
@@ -116,6 +117,69 @@ TEST(Reader, TruncatedRecordsAreRefused) {
     const std::string e = error_of(d.write(c.name, c.text));
     EXPECT_NE(e.find(c.expect), std::string::npos) << c.name << ": " << e;
   }
+}
+
+// SAM (BAM and CRAM decode to the same records; tests/read_formats.sh covers those files):
+// primary records only, reverse-strand bases turned back, names cut at the first blank.
+TEST(Reader, SamPrimaryRecordsAsSequenced) {
+  ScratchDir d;
+  const std::string header = "@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:chr\tLN:1000\n";
+  const auto p = d.write("a.sam", header +
+                                      "fwd\t0\tchr\t1\t60\t8M\t*\t0\t0\tACGTTGCA\tIIIIIIII\n"
+                                      "rev\t16\tchr\t20\t60\t6M\t*\t0\t0\tAACCGN\tIIIIII\n"
+                                      "rev\t256\tchr\t40\t0\t6M\t*\t0\t0\tAACCGN\tIIIIII\n"
+                                      "fwd\t2048\tchr\t60\t0\t4M4H\t*\t0\t0\tACGT\tIIII\n"
+                                      "unmapped\t4\t*\t0\t0\t*\t*\t0\t0\tGGGA\t*\n");
+  kmer::SequenceReader r(p);
+  EXPECT_EQ(r.format(), "SAM");
+  std::vector<kmer::SequenceRecord> recs;
+  kmer::SequenceRecord rec;
+  while (r.next(rec)) recs.push_back(rec);
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].id, "fwd");
+  EXPECT_EQ(recs[0].sequence, "ACGTTGCA");
+  EXPECT_EQ(recs[1].id, "rev");
+  EXPECT_EQ(recs[1].sequence, "NCGGTT");  // reverse complement of the stored AACCGN
+  EXPECT_EQ(recs[2].sequence, "GGGA");
+  EXPECT_EQ(recs[2].line, 5u);  // record numbers count the skipped secondary ones too
+  std::string e = error_of(d.write("noseq.sam", header + "r1\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*\n"));
+  EXPECT_NE(e.find("noseq.sam: record 1 'r1' has no bases"), std::string::npos) << e;
+  e = error_of(d.write("header_only.sam", header));
+  EXPECT_NE(e.find("header_only.sam: no reads"), std::string::npos) << e;
+  e = error_of(d.write("bad.sam", header + "r1\t0\tchr\tone\t60\t4M\t*\t0\t0\tACGT\tIIII\n"));
+  EXPECT_NE(e.find("bad.sam: malformed, corrupt or truncated data before the first record"), std::string::npos) << e;
+}
+
+// Mates: joined with an N, named without /1; a missing or foreign mate names file and record.
+TEST(Reader, PairsJoinMates) {
+  ScratchDir d;
+  const auto r1 = d.write("r1.fq", "@p1/1\nACGT\n+\nIIII\n@p2/1\nGGGG\n+\nIIII\n");
+  const auto r2 = d.write("r2.fq", "@p1/2\nTTTT\n+\nIIII\n@p2/2\nCCCC\n+\nIIII\n");
+  kmer::ReadSource pairs({r1, r2, false, {}});
+  std::vector<kmer::SequenceRecord> batch;
+  ASSERT_EQ(pairs.next_batch(batch, 10), 2u);
+  EXPECT_EQ(batch[0].id, "p1");
+  EXPECT_EQ(batch[0].sequence, "ACGTNTTTT");
+  EXPECT_EQ(batch[1].sequence, "GGGGNCCCC");
+  const auto il = d.write("il.fq", "@p1/1\nACGT\n+\nIIII\n@p1/2\nTTTT\n+\nIIII\n@p2/1\nGG\n+\nII\n");
+  kmer::ReadSource interleaved({il, "", true, {}});
+  std::string e;
+  try {
+    while (interleaved.next_batch(batch, 10) > 0) {
+    }
+  } catch (const kmer::Error& err) {
+    e = err.what();
+  }
+  EXPECT_NE(e.find("il.fq:9: interleaved pairs: record 'p2/1' is the last one and has no mate"), std::string::npos) << e;
+  const auto other = d.write("other.fq", "@p1/2\nTTTT\n+\nIIII\n@q2/2\nCCCC\n+\nIIII\n");
+  kmer::ReadSource wrong({r1, other, false, {}});
+  e.clear();
+  try {
+    wrong.next_batch(batch, 10);
+  } catch (const kmer::Error& err) {
+    e = err.what();
+  }
+  EXPECT_NE(e.find("other.fq:5: record 'q2/2' is not the mate of 'p2/1'"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -72,9 +72,19 @@ int main(int argc, char** argv) {
   b->add_flag("--quiet", quiet, "No progress bar");
 
   kmer::ClassifyCommand cls;
-  auto* c = app.add_subcommand("classify", "Classify reads (FASTA/FASTQ, gzip ok) -> PREFIX.tsv, PREFIX.kreport");
+  auto* c = app.add_subcommand("classify", "Classify reads (FASTA/FASTQ, SAM/BAM/CRAM) -> PREFIX.tsv, PREFIX.kreport");
   c->add_option("--db", cls.db, "k-mer DB (kmer build)")->required();
-  c->add_option("--reads", cls.reads, "Reads: FASTA or FASTQ, plain or gzip")->required();
+  c->add_option("--reads", cls.reads,
+                "Reads (mates 1 of pairs): FASTA or FASTQ (plain, gzip, bgzip), SAM, BAM or CRAM "
+                "(unaligned or aligned: primary records), told apart by their bytes")
+      ->required();
+  auto* mates_opt = c->add_option("--mates", cls.mates,
+                                  "Mates 2 of the pairs in --reads, in the same order: each pair is "
+                                  "classified as one read, named after mate 1");
+  c->add_flag("--interleaved", cls.interleaved,
+              "--reads holds pairs, mate 2 right after mate 1 (interleaved FASTQ, samtools import -1 -2)")
+      ->excludes(mates_opt);
+  c->add_option("--reference", cls.reference, "FASTA to decode an aligned CRAM (default: htslib's search, REF_PATH)");
   c->add_option("--out", cls.out, "Output prefix")->required();
   c->add_option("--threads", cls.threads, "OpenMP threads [one per core]")->check(dimmap::cli::thread_count());
   c->add_option("--k", cls.expected_k, "Fail unless the DB was built with this k (0 = any)");
@@ -105,7 +115,7 @@ int main(int argc, char** argv) {
   bool warm = false;
   auto* l = app.add_subcommand("lookup", "Raw k-mer lookup benchmark (lookups/s and hit rate over a thread sweep)");
   l->add_option("--db", look.db, "k-mer DB")->required();
-  auto* reads_opt = l->add_option("--reads", look.reads, "Take every k-mer of these reads (FASTA/FASTQ, gzip ok)");
+  auto* reads_opt = l->add_option("--reads", look.reads, "Take every k-mer of these reads (FASTA/FASTQ, SAM/BAM/CRAM)");
   auto* kmers_opt = l->add_option("--kmers", look.kmers_file, "Text file, one k-mer per line");
   reads_opt->excludes(kmers_opt);
   l->add_option("--threads", threads_list, "Thread counts to sweep, e.g. 1,2,4")

@@ -27,6 +27,8 @@ struct MemOptions {
   std::string header_lines;        // -H lines then the -R line, '\n'-separated ("" = none)
   int verbosity = 3;               // -v (bwa_verbose)
   std::string output;              // -o ("" = standard output)
+  std::string output_format;       // --output-fmt ("" = by -o's extension)
+  std::string reference;           // --reference: FASTA for CRAM output ("" = the index prefix)
   std::string index_prefix;
   std::string reads1, reads2;
   std::string command_line;        // for the @PG line
@@ -49,7 +51,7 @@ class MemCli {
   double r_ = 0, D_ = 0, X_ = 0;
   bool S_ = false, P_ = false, p_ = false, j_ = false, five_ = false, q_ = false, K1_ = false, a_ = false,
        C_ = false, V_ = false, Y_ = false, M_ = false;
-  std::string x_, O_, E_, L_, h_, I_, R_, o_;
+  std::string x_, O_, E_, L_, h_, I_, R_, o_, output_fmt_, reference_;
   std::vector<std::string> H_;
   std::vector<std::string> positionals_;
 };

@@ -3,6 +3,7 @@
 
 #include <kmer/classify.hpp>
 #include <kmer/database.hpp>
+#include <kmer/read_pairs.hpp>
 
 #include <dimmap/cli.hpp>
 
@@ -31,6 +32,9 @@ constexpr uint64_t kDefaultLookupBatch = uint64_t{2} << 20;
 
 struct ClassifyCommand {
   std::string db, reads, out;
+  std::string mates;         // mates 2 of the pairs whose mates 1 are in reads ("" = none)
+  bool interleaved = false;  // reads holds pairs, mate 2 right after mate 1
+  std::string reference;     // FASTA to decode an aligned CRAM
   unsigned expected_k = 0;  // 0 = the DB's k
   unsigned threads = 0;  // 0 = OpenMP default
   size_t batch_reads = 1 << 14;
