@@ -74,9 +74,6 @@ class ReadClassifier {
   // i-th canonical k-mer (in read order), n the number of its valid k-mers.
   Classification classify_lists(const TaxaList* lists, uint32_t n);
 
-  // The votes of the last classify(): support by taxon index (for tests and the verifier).
-  uint32_t support_of_index(uint32_t index) const { return support_[index]; }
-
  private:
   const Database& db_;
   const Taxonomy& tax_;

@@ -120,10 +120,6 @@ class Database {
                     (fl & ((uint64_t{1} << kFirstLevelStartBits) - 1)) * header_->entry_bytes;
     return {b, b + (fl >> kFirstLevelStartBits) * header_->entry_bytes};
   }
-  const uint8_t* first_level_address(uint64_t kmer) const {
-    if (!first_level_) return nullptr;
-    return reinterpret_cast<const uint8_t*>(first_level_ + (suffix_bits_ >= 64 ? 0 : kmer >> suffix_bits_));
-  }
 
   // Checks every section's CRC; throws kmer::Error naming the first bad section.
   void verify() const;

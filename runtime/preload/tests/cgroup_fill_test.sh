@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cgroup_fill_test.sh MODE PROBE DIMMAP_RUN
 # (8 threads fill and check, each its own share, so storage placements have faults in flight)
-# The acceptance test: a program that allocates 1 GiB, fills it and checks every word
+# What dimmap-run is for: a program that allocates 1 GiB, fills it and checks every word
 #   without  in a 256 MiB memory cgroup, plain: must be OOM-killed (exit 137)
 #   mmap     the same under dimmap-run --placement=mmap: must finish with the right checksum
 #   dimmap   the same under dimmap-run --placement=dimmap (128 MiB buffer): likewise
