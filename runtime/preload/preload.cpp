@@ -335,10 +335,13 @@ __attribute__((destructor)) void preload_exit() {
   } else if (g.dimmap) {
     struct dimmap_stats s;
     dimmap_instance_stats(g.dimmap, &s);
-    std::snprintf(extra, sizeof extra, " dimmap_faults=%llu misses=%llu recoveries=%llu evictions=%llu writebacks=%llu",
+    std::snprintf(extra, sizeof extra,
+                  " dimmap_faults=%llu misses=%llu recoveries=%llu prefetched=%llu evictions=%llu writebacks=%llu "
+                  "bytes_read=%llu",
                   static_cast<unsigned long long>(s.faults), static_cast<unsigned long long>(s.misses),
-                  static_cast<unsigned long long>(s.recoveries), static_cast<unsigned long long>(s.evictions),
-                  static_cast<unsigned long long>(s.writebacks));
+                  static_cast<unsigned long long>(s.recoveries), static_cast<unsigned long long>(s.prefetched),
+                  static_cast<unsigned long long>(s.evictions), static_cast<unsigned long long>(s.writebacks),
+                  static_cast<unsigned long long>(s.bytes_read));
   }
   char file_part[256] = "";
   if (g.cfg.files[0])
