@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
   app.add_option("--placement", opt.placement, "mmap, dimmap, memory or hpmmap (default mmap; none with --files)");
   app.add_option("--files", opt.files,
                  "Directory whose files CMD maps read-only are cached by the DI-MMAP buffer (repeatable)")
-      ->take_all()
-      ->allow_extra_args(false);
+      ->expected(1)
+      ->take_all();  // one directory per --files, every occurrence kept
   app.add_option("--dir", opt.dir,
                  "Directory for the backing files (default: current directory for mmap/dimmap, "
                  "anonymous memory for memory)");

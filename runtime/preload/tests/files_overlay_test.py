@@ -207,6 +207,20 @@ def writable_part(dimmap_run, work):
     ok(f"writable shared mapping stays Linux's and coherent with pwrite(): {notices[0]}")
 
 
+def cli_part(dimmap_run, work):
+    """--help states the choice for writable mappings; a --files that is no directory is refused."""
+    out, _ = run([dimmap_run, "--help"])
+    if b"Writable mappings" not in out or b"stay Linux's" not in out:
+        fail(f"dimmap-run --help does not say what happens to writable mappings:\n{out.decode()}")
+    ok("dimmap-run --help says writable mappings stay Linux's")
+    for bad, needle in ((os.path.join(work, "missing"), "No such file"), (__file__, "is not a directory")):
+        p = subprocess.run([dimmap_run, f"--files={bad}", "--", "true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        if p.returncode != 2 or needle not in p.stderr or bad not in p.stderr:
+            fail(f"--files={bad}: exit {p.returncode}, {p.stderr!r}")
+    ok("--files naming no directory exits 2 naming it")
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
@@ -219,6 +233,7 @@ def main():
     work = tempfile.mkdtemp(prefix="files-overlay-", dir=os.environ.get("TMPDIR", "/var/tmp"))
     try:
         sides = Sides(dimmap_run, budget_tool, "32M", "8M")
+        cli_part(dimmap_run, work)
         writable_part(dimmap_run, work)
         ran = lmdb_part(sides, lookup_tool, work)
         ran = kraken2_part(Sides(dimmap_run, budget_tool, "32M", "1M"), work) or ran
