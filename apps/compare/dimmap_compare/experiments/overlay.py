@@ -105,9 +105,9 @@ class OverlayKraken2(OverlayBase):
     def setup(self, ctx):
         gset = ctx.pick("full", "ci", "ci")
         db = ctx.data.kraken2_db(gset)
-        # Linux thrashes at this budget: 500 reads of the 'ci' DB took it 56 s (9 reads/s) and
-        # 5000 did not finish in 180 s, where DI-MMAP classified them in 7-10 s.
-        count = ctx.pick(20000, 500, 200)
+        # Linux thrashes at this budget: 500 reads of the 'ci' DB took it 130-160 s (3-4 reads/s)
+        # and 5000 did not finish in 180 s, where DI-MMAP classified them in 7-10 s.
+        count = ctx.pick(20000, 200, 100)
         reads = ctx.data.simulated_reads(gset, count)
         data = file_bytes(db)
         p = {"db": db, "reads": reads, "reads_count": count, "data_bytes": data,
