@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
       "faults; free() is fine) and its new big allocations use mmap in DIR; mmap/memory-on-tmpfs blocks\n"
       "stay shared with the parent (MAP_SHARED files); anonymous and hpmmap memory is copy-on-write.\n"
       "Examples: dimmap-run --placement=dimmap --dir=/data --buffer=1G -- ./bfs graph.bin\n"
-      "          dimmap-run --files=/data/kraken-db --buffer=512M -- kraken2 --memory-mapping --db /data/kraken-db r.fq");
+      "          dimmap-run --files=/data/k2db --buffer=512M -- kraken2 --memory-mapping --db /data/k2db r.fq");
   // Options end at "--" (or, without it, at the first word that is not an option).
   int split = argc;
   for (int i = 1; i < argc; ++i) {

@@ -90,7 +90,8 @@ int unmap_locked(OverlayTable& t, OverlayMapping& m) {
     errno = e;
     return -1;
   }
-  if (m.length > m.dimmap_length) sys_munmap(reinterpret_cast<void*>(m.base + m.dimmap_length), m.length - m.dimmap_length);
+  if (m.length > m.dimmap_length)
+    sys_munmap(reinterpret_cast<void*>(m.base + m.dimmap_length), m.length - m.dimmap_length);
   m.used = false;
   t.live.fetch_sub(1, std::memory_order_release);
   return 0;
@@ -157,7 +158,8 @@ void* overlay_map(void* addr, size_t len, int prot, int flags, int fd, off_t off
 
 void* mmap_impl(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   ensure_init();
-  if (fd < 0 || (flags & MAP_ANONYMOUS) || t_depth > 0 || !config().files[0]) return sys_mmap(addr, len, prot, flags, fd, off);
+  if (fd < 0 || (flags & MAP_ANONYMOUS) || t_depth > 0 || !config().files[0])
+    return sys_mmap(addr, len, prot, flags, fd, off);
   Guard guard;
   char path[PATH_MAX];
   if (!fd_path(fd, path, sizeof path) || !path_under_dirs(path, config().files))
@@ -165,7 +167,9 @@ void* mmap_impl(void* addr, size_t len, int prot, int flags, int fd, off_t off) 
   return overlay_map(addr, len, prot, flags, fd, off, path);
 }
 
-bool overlaps(const OverlayMapping& m, uintptr_t start, uintptr_t end) { return m.base < end && start < m.base + m.length; }
+bool overlaps(const OverlayMapping& m, uintptr_t start, uintptr_t end) {
+  return m.base < end && start < m.base + m.length;
+}
 
 bool overlay_idle() { return t_depth > 0 || overlay_table().live.load(std::memory_order_acquire) == 0; }
 

@@ -266,7 +266,8 @@ void apply_environment(const LaunchPlan& plan, const std::string& preload_librar
   setenv(kEnvDir, plan.dir.c_str(), 1);
   setenv(kEnvMinAlloc, std::to_string(plan.min_alloc).c_str(), 1);
   setenv(kEnvStats, plan.stats ? "1" : "0", 1);
-  if (plan.placement == PlacementKind::dimmap || !plan.files.empty()) setenv("DIMMAP_BUFFER", std::to_string(plan.buffer_bytes).c_str(), 1);
+  if (plan.placement == PlacementKind::dimmap || !plan.files.empty())
+    setenv("DIMMAP_BUFFER", std::to_string(plan.buffer_bytes).c_str(), 1);
   if (plan.placement == PlacementKind::hpmmap) {
     setenv(kEnvArena, std::to_string(plan.buffer_bytes).c_str(), 1);
     setenv(kEnvHugePages, dimmap_hpmmap_pages_name(plan.huge_pages), 1);
