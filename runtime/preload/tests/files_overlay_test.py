@@ -16,8 +16,11 @@ were read through the buffer), and the files it reads are unchanged afterwards.
            ci: lambda, DWV, H. pylori), kept in the data cache, and simulated reads.
   Writable: a shared writable mapping under --files (Python's mmap) stays Linux's with one
            line on stderr; writes through it and pwrite() agree.
+  Calls:   msync, mprotect, a partial munmap and mremap on a taken-over mapping (ctypes), and
+           a fork()ed child, which reads the same bytes through Linux.
 Exit 77 (skipped) if neither LMDB nor Kraken 2 can run here; each missing part is named.
 """
+import errno
 import hashlib
 import os
 import re
@@ -207,6 +210,59 @@ def writable_part(dimmap_run, work):
     ok(f"writable shared mapping stays Linux's and coherent with pwrite(): {notices[0]}")
 
 
+CALLS_PROBE = r"""
+import ctypes, hashlib, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mremap.restype = ctypes.c_void_p
+libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int]
+for f in (libc.munmap, libc.mprotect, libc.msync):
+    f.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int][: 3 if f is not libc.munmap else 2]
+path, size = sys.argv[1], os.path.getsize(sys.argv[1])
+fd = os.open(path, os.O_RDONLY)
+addr = libc.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+os.close(fd)
+digest = lambda a, n: hashlib.sha256(ctypes.string_at(a, n)).hexdigest()
+print("read", digest(addr, size))
+print("msync", libc.msync(addr, size, 4))  # MS_SYNC
+print("mprotect-write", libc.mprotect(addr, size, 3), ctypes.get_errno())
+print("munmap-part", libc.munmap(addr, 4096), ctypes.get_errno())
+half = libc.mremap(addr, size, size // 2, 1)  # MREMAP_MAYMOVE
+print("mremap", digest(half, size // 2))
+pid = os.fork()
+if pid == 0:  # no fault server here: the file is Linux's at the same address
+    print("child", digest(half, size // 2), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+print("munmap", libc.munmap(half, size // 2))
+"""
+
+
+def calls_part(dimmap_run, work):
+    """msync, mprotect, munmap and mremap on a mapping the buffer took over, and fork()."""
+    d = os.path.join(work, "calls")
+    os.makedirs(d)
+    path = os.path.join(d, "data.bin")
+    with open(path, "wb") as f:
+        f.write(os.urandom(4 << 20))
+    with open(path, "rb") as f:
+        whole = hashlib.sha256(f.read()).hexdigest()
+        f.seek(0)
+        half = hashlib.sha256(f.read(2 << 20)).hexdigest()
+    out, err = run([dimmap_run, f"--files={d}", "--buffer=1M", "--stats", "--", sys.executable, "-c", CALLS_PROBE,
+                    path])
+    got = dict(l.split(" ", 1) for l in out.decode().splitlines())
+    want = {"read": whole, "msync": "0", "mprotect-write": f"-1 {errno.EACCES}", "munmap-part": f"-1 {errno.EINVAL}",
+            "mremap": half, "child": half, "munmap": "0"}
+    if got != want:
+        fail(f"mapping calls on an overlay mapping: got {got}, want {want}\n{err[-800:]}")
+    if not re.search(r"file_maps=2 ", err):  # the first mapping and the one mremap made
+        fail(f"expected two mappings through the buffer: {err[-600:]}")
+    ok("msync, mprotect (EACCES for PROT_WRITE), partial munmap (EINVAL), mremap MAYMOVE and a fork()ed child "
+       "all see the file's bytes")
+
+
 def cli_part(dimmap_run, work):
     """--help states the choice for writable mappings; a --files that is no directory is refused."""
     out, _ = run([dimmap_run, "--help"])
@@ -235,6 +291,7 @@ def main():
         sides = Sides(dimmap_run, budget_tool, "32M", "8M")
         cli_part(dimmap_run, work)
         writable_part(dimmap_run, work)
+        calls_part(dimmap_run, work)
         ran = lmdb_part(sides, lookup_tool, work)
         ran = kraken2_part(Sides(dimmap_run, budget_tool, "32M", "1M"), work) or ran
     finally:
