@@ -1,5 +1,6 @@
 // preload.cpp - libdimmap-preload.so: an unmodified program's big heap allocations on a
-// placement (see dimmap-run).
+// placement (see dimmap-run), and the state it shares with the --files overlay of mapped
+// files (file_overlay.cpp).
 //
 // Every malloc-family call of at least DIMMAP_RUN_MIN_ALLOC bytes is served by a mapping of
 // its own (backing.hpp) or by the HPMMAP arena; smaller ones go to glibc's allocator through
