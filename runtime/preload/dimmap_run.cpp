@@ -1,6 +1,6 @@
 // dimmap-run - run an unmodified program with its big heap allocations on a placement.
 //
-//   dimmap-run [--placement=mmap|dimmap|memory|hpmmap] [--dir=DIR] [--buffer=SIZE]
+//   dimmap-run [--placement=mmap|dimmap|memory|hpmmap] [--dir=DIR] [--files=DIR]... [--buffer=SIZE]
 //              [--min-alloc=SIZE] [--huge-pages=auto|hugetlb|thp|small] [--reserve-huge-pages]
 //              [--stats] -- CMD ARGS...
 #include <CLI/CLI.hpp>
@@ -24,15 +24,25 @@ int main(int argc, char** argv) {
       "  memory  anonymous memory, or an unlinked file in DIR if DIR (tmpfs) is given\n"
       "  hpmmap  an HPMMAP arena of --buffer bytes: 2 MiB pages, populated and locked when CMD\n"
       "          starts, so its accesses take no page faults\n"
+      "--files=DIR (repeatable): CMD's read-only mappings of files under DIR (mmap with PROT_READ\n"
+      "of a file opened O_RDONLY) go through a DI-MMAP buffer of --buffer bytes instead of the\n"
+      "Linux page cache; munmap, msync, mremap and mprotect of them too. Writable mappings, and\n"
+      "mappings of files opened for writing, stay Linux's, with one line on stderr: the program's\n"
+      "write()/pwrite() then stay coherent with what it maps. Without --placement, --files leaves\n"
+      "heap allocations alone.\n"
       "Exit status: CMD's, 128+N if signal N killed it, 127/126 if it cannot run, 2 for bad options,\n"
       "125 if dimmap-run itself failed.",
       "dimmap-run"};
-  app.add_option("--placement", opt.placement, "mmap, dimmap, memory or hpmmap")->capture_default_str();
+  app.add_option("--placement", opt.placement, "mmap, dimmap, memory or hpmmap (default mmap; none with --files)");
+  app.add_option("--files", opt.files,
+                 "Directory whose files CMD maps read-only are cached by the DI-MMAP buffer (repeatable)")
+      ->expected(1)
+      ->take_all();  // one directory per --files, every occurrence kept
   app.add_option("--dir", opt.dir,
                  "Directory for the backing files (default: current directory for mmap/dimmap, "
                  "anonymous memory for memory)");
   app.add_option("--buffer", opt.buffer,
-                 "DRAM of the placement: DI-MMAP buffer (dimmap) or arena size (hpmmap); "
+                 "DRAM of the placement: DI-MMAP buffer (dimmap, --files) or arena size (hpmmap); "
                  "default DIMMAP_BUFFER or 256M");
   app.add_option("--min-alloc", opt.min_alloc, "Smallest allocation that leaves the normal heap")
       ->capture_default_str();
@@ -46,7 +56,8 @@ int main(int argc, char** argv) {
       "child made by fork() without exec, dimmap blocks of the parent are not mapped (touching them\n"
       "faults; free() is fine) and its new big allocations use mmap in DIR; mmap/memory-on-tmpfs blocks\n"
       "stay shared with the parent (MAP_SHARED files); anonymous and hpmmap memory is copy-on-write.\n"
-      "Example: dimmap-run --placement=dimmap --dir=/data --buffer=1G -- ./bfs graph.bin");
+      "Examples: dimmap-run --placement=dimmap --dir=/data --buffer=1G -- ./bfs graph.bin\n"
+      "          dimmap-run --files=/data/k2db --buffer=512M -- kraken2 --memory-mapping --db /data/k2db r.fq");
   // Options end at "--" (or, without it, at the first word that is not an option).
   int split = argc;
   for (int i = 1; i < argc; ++i) {

@@ -136,10 +136,28 @@ double seconds(const struct timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; 
 
 }  // namespace
 
+// A --files directory as the kernel will name the files in it (/proc/self/fd): absolute,
+// symlinks resolved.
+std::string resolve_files_dir(const std::string& dir) {
+  char real[PATH_MAX];
+  if (dir.empty()) throw LaunchError("--files needs a directory");
+  if (!realpath(dir.c_str(), real)) throw LaunchError("--files='" + dir + "': " + std::strerror(errno));
+  struct stat st;
+  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) throw LaunchError("--files='" + dir + "' is not a directory");
+  if (std::strchr(real, ':'))
+    throw LaunchError("--files='" + dir + "': a directory whose path has ':' cannot be passed on (" + real + ")");
+  return real;
+}
+
 LaunchPlan plan_launch(const LaunchOptions& opt) {
   LaunchPlan plan;
-  if (!parse_placement(opt.placement.c_str(), &plan.placement))
+  for (const std::string& dir : opt.files) plan.files.push_back(resolve_files_dir(dir));
+  const bool files = !plan.files.empty();
+  if (opt.placement.empty()) {
+    plan.placement = files ? PlacementKind::none : PlacementKind::mmap;
+  } else if (!parse_placement(opt.placement.c_str(), &plan.placement)) {
     throw LaunchError("unknown placement '" + opt.placement + "' (expected mmap, dimmap, memory or hpmmap)");
+  }
   if (opt.command.empty()) throw LaunchError("no command given (usage: dimmap-run [options] -- CMD ARGS...)");
   plan.command = opt.command;
   plan.stats = opt.stats;
@@ -159,14 +177,15 @@ LaunchPlan plan_launch(const LaunchOptions& opt) {
     const char* env = std::getenv("DIMMAP_BUFFER");
     plan.buffer_bytes = env && *env ? parse_size_flag(env, "DIMMAP_BUFFER") : kDefaultBuffer;
   }
-  if (plan.placement == PlacementKind::dimmap || plan.placement == PlacementKind::hpmmap) {
+  const bool uses_dimmap = plan.placement == PlacementKind::dimmap || files;
+  if (uses_dimmap || plan.placement == PlacementKind::hpmmap) {
     const uint64_t ram = physical_memory();
     if (plan.buffer_bytes > ram)
       throw LaunchError("--buffer=" + dimmap::format_size(plan.buffer_bytes) + " is more than this machine's memory (" +
                         dimmap::format_size(ram) + ")");
     if (plan.buffer_bytes == 0) throw LaunchError("--buffer must be above 0");
   }
-  if (plan.placement == PlacementKind::dimmap) {
+  if (uses_dimmap) {
     dimmap_config cfg;
     if (dimmap_config_init(&cfg) < 0) throw LaunchError(dimmap_last_error());
     cfg.buffer_bytes = plan.buffer_bytes;
@@ -177,7 +196,7 @@ LaunchPlan plan_launch(const LaunchOptions& opt) {
     if (avail && plan.buffer_bytes > avail)
       warn("the " + dimmap::format_size(plan.buffer_bytes) + " arena is more than the available memory (" +
            dimmap::format_size(avail) + "): reserving it may fail or push other programs out");
-  } else if (plan.buffer_given && plan.placement != PlacementKind::dimmap) {
+  } else if (plan.buffer_given && !uses_dimmap) {
     warn("--buffer has no effect with --placement=" + opt.placement);
   }
 
@@ -196,8 +215,10 @@ LaunchPlan plan_launch(const LaunchOptions& opt) {
       if (!opt.dir.empty()) plan.dir = check_directory(opt.dir, plan.min_alloc, true);
       break;
     case PlacementKind::hpmmap:
-    case PlacementKind::none:
       if (!opt.dir.empty()) warn("--dir has no effect with --placement=hpmmap (the arena is memory)");
+      break;
+    case PlacementKind::none:
+      if (!opt.dir.empty()) warn("--dir has no effect without --placement (big allocations stay on the heap)");
       break;
   }
   return plan;
@@ -230,11 +251,23 @@ void apply_environment(const LaunchPlan& plan, const std::string& preload_librar
   std::string preload = preload_library;
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   setenv("LD_PRELOAD", preload.c_str(), 1);
-  setenv(kEnvPlacement, placement_name(plan.placement), 1);
+  if (plan.placement == PlacementKind::none) {
+    unsetenv(kEnvPlacement);  // heap allocations stay where they are
+  } else {
+    setenv(kEnvPlacement, placement_name(plan.placement), 1);
+  }
+  std::string files;
+  for (const std::string& dir : plan.files) files += (files.empty() ? "" : ":") + dir;
+  if (files.empty()) {
+    unsetenv(kEnvFiles);
+  } else {
+    setenv(kEnvFiles, files.c_str(), 1);
+  }
   setenv(kEnvDir, plan.dir.c_str(), 1);
   setenv(kEnvMinAlloc, std::to_string(plan.min_alloc).c_str(), 1);
   setenv(kEnvStats, plan.stats ? "1" : "0", 1);
-  if (plan.placement == PlacementKind::dimmap) setenv("DIMMAP_BUFFER", std::to_string(plan.buffer_bytes).c_str(), 1);
+  if (plan.placement == PlacementKind::dimmap || !plan.files.empty())
+    setenv("DIMMAP_BUFFER", std::to_string(plan.buffer_bytes).c_str(), 1);
   if (plan.placement == PlacementKind::hpmmap) {
     setenv(kEnvArena, std::to_string(plan.buffer_bytes).c_str(), 1);
     setenv(kEnvHugePages, dimmap_hpmmap_pages_name(plan.huge_pages), 1);

@@ -20,7 +20,8 @@ class LaunchError : public std::runtime_error {
 };
 
 struct LaunchOptions {
-  std::string placement = "mmap";
+  std::string placement;    // "" = mmap, or none when --files is given
+  std::vector<std::string> files;  // --files: directories whose read-only mappings use the buffer
   std::string dir;         // "" = default for the placement
   std::string buffer;      // "" = DIMMAP_BUFFER or 256M
   std::string min_alloc = "64M";
@@ -34,6 +35,7 @@ struct LaunchOptions {
 struct LaunchPlan {
   PlacementKind placement = PlacementKind::mmap;
   std::string dir;  // absolute, "" = anonymous memory
+  std::vector<std::string> files;  // resolved --files directories
   uint64_t buffer_bytes = 0;
   bool buffer_given = false;
   uint64_t min_alloc = 0;

@@ -1,5 +1,6 @@
 // preload.cpp - libdimmap-preload.so: an unmodified program's big heap allocations on a
-// placement (see dimmap-run).
+// placement (see dimmap-run), and the state it shares with the --files overlay of mapped
+// files (file_overlay.cpp).
 //
 // Every malloc-family call of at least DIMMAP_RUN_MIN_ALLOC bytes is served by a mapping of
 // its own (backing.hpp) or by the HPMMAP arena; smaller ones go to glibc's allocator through
@@ -37,7 +38,9 @@
 
 #include "backing.hpp"
 #include "block_table.hpp"
+#include "file_overlay.hpp"
 #include "preload_config.hpp"
+#include "preload_state.hpp"
 
 extern "C" {
 // glibc's allocator under its internal names: reaching them needs no dlsym.
@@ -51,18 +54,10 @@ void* __libc_memalign(size_t alignment, size_t size);
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace dimmap::preload {
-namespace {
 
-// Preload or runtime code on this thread's stack. initial-exec TLS: reading it never
-// allocates (a dynamic TLS block would be allocated with malloc on first use).
 thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
 
-struct Guard {
-  Guard() { ++t_depth; }
-  ~Guard() { --t_depth; }
-  Guard(const Guard&) = delete;
-  Guard& operator=(const Guard&) = delete;
-};
+namespace {
 
 struct Counters {
   std::atomic<uint64_t> allocs{0}, frees{0}, live_bytes{0}, peak_bytes{0}, failures{0}, fallbacks{0};
@@ -86,6 +81,7 @@ struct State {
   bool dimmap_failed = false;
   std::atomic<bool> fallback_warned{false};
   Counters count;
+  OverlayTable overlay;  // files under --files mapped through the dimmap buffer
 };
 static_assert(std::is_trivially_destructible_v<State>, "the state must survive exit()");
 
@@ -94,19 +90,6 @@ State g;  // NOLINT: the one instance
 size_t page_size() {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return page;
-}
-
-// One line to stderr, written at once (no stdio buffering that could allocate or tear).
-__attribute__((format(printf, 1, 2))) void report(const char* fmt, ...) {
-  char line[1024];
-  int n = std::snprintf(line, sizeof line, "dimmap-run[%d]: ", static_cast<int>(getpid()));
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
-  va_end(ap);
-  std::strcat(line, "\n");
-  ssize_t rc = write(STDERR_FILENO, line, std::strlen(line));
-  (void)rc;
 }
 
 void init_once() {
@@ -119,12 +102,33 @@ void init_once() {
   g.active = g.cfg.placement != PlacementKind::none;
 }
 
-inline void ensure_init() {
+}  // namespace
+
+void ensure_init() {
   if (__builtin_expect(!g.ready.load(std::memory_order_acquire), 0)) {
     pthread_once(&g.once, init_once);
     g.ready.store(true, std::memory_order_release);
   }
 }
+
+const PreloadConfig& config() { return g.cfg; }
+bool in_forked_child() { return g.forked_child.load(std::memory_order_relaxed); }
+OverlayTable& overlay_table() { return g.overlay; }
+
+// One line to stderr, written at once (no stdio buffering that could allocate or tear).
+void report(const char* fmt, ...) {
+  char line[1024];
+  int n = std::snprintf(line, sizeof line, "dimmap-run[%d]: ", static_cast<int>(getpid()));
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+  va_end(ap);
+  std::strcat(line, "\n");
+  ssize_t rc = write(STDERR_FILENO, line, std::strlen(line));
+  (void)rc;
+}
+
+namespace {
 
 inline bool wants_big(size_t n) { return g.active && t_depth == 0 && n >= g.cfg.min_alloc; }
 
@@ -149,6 +153,8 @@ dimmap_hpmmap_arena* get_arena() {
   return a;
 }
 
+}  // namespace
+
 dimmap_instance* get_dimmap() {
   std::lock_guard<std::mutex> lock(g.dimmap_mu);
   if (g.dimmap || g.dimmap_failed) return g.dimmap;
@@ -160,6 +166,8 @@ dimmap_instance* get_dimmap() {
   }
   return g.dimmap;
 }
+
+namespace {
 
 void count_alloc(size_t bytes) {
   g.count.allocs.fetch_add(1, std::memory_order_relaxed);
@@ -275,9 +283,11 @@ void before_fork() {
   g.arena_mu.lock();
   g.dimmap_mu.lock();
   g.table.lock_for_fork();
+  g.overlay.lock_for_fork();
 }
 
 void after_fork_parent() {
+  g.overlay.unlock_after_fork();
   g.table.unlock_after_fork();
   g.dimmap_mu.unlock();
   g.arena_mu.unlock();
@@ -285,6 +295,7 @@ void after_fork_parent() {
 
 void after_fork_child() {
   g.table.for_each_locked(make_inherited_placeholder);
+  g.overlay.remap_with_linux_locked();  // the child has no fault server: Linux maps those files
   g.forked_child.store(true);
   g.count.allocs = 0;  // this process's own statistics start now
   g.count.frees = 0;
@@ -299,7 +310,7 @@ bool is_leader() { return g.cfg.leader_pid > 0 && g.cfg.leader_pid == static_cas
 
 __attribute__((constructor)) void preload_start() {
   ensure_init();
-  if (!g.active) return;
+  if (!g.active && !g.cfg.files[0]) return;
   Guard guard;
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   // HPMMAP reserves on request at start: the command dimmap-run launched pays for the whole
@@ -308,8 +319,9 @@ __attribute__((constructor)) void preload_start() {
 }
 
 __attribute__((destructor)) void preload_exit() {
-  if (!g.active || !g.cfg.stats) return;
-  if (g.count.allocs.load() == 0 && !is_leader()) return;
+  if ((!g.active && !g.cfg.files[0]) || !g.cfg.stats) return;
+  const OverlayCounters files = g.overlay.counters();
+  if (g.count.allocs.load() == 0 && files.mapped == 0 && !is_leader()) return;
   Guard guard;
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -324,18 +336,25 @@ __attribute__((destructor)) void preload_exit() {
   } else if (g.dimmap) {
     struct dimmap_stats s;
     dimmap_instance_stats(g.dimmap, &s);
-    std::snprintf(extra, sizeof extra, " dimmap_faults=%llu misses=%llu recoveries=%llu evictions=%llu writebacks=%llu",
+    std::snprintf(extra, sizeof extra,
+                  " dimmap_faults=%llu misses=%llu recoveries=%llu prefetched=%llu evictions=%llu writebacks=%llu "
+                  "bytes_read=%llu",
                   static_cast<unsigned long long>(s.faults), static_cast<unsigned long long>(s.misses),
-                  static_cast<unsigned long long>(s.recoveries), static_cast<unsigned long long>(s.evictions),
-                  static_cast<unsigned long long>(s.writebacks));
+                  static_cast<unsigned long long>(s.recoveries), static_cast<unsigned long long>(s.prefetched),
+                  static_cast<unsigned long long>(s.evictions), static_cast<unsigned long long>(s.writebacks),
+                  static_cast<unsigned long long>(s.bytes_read));
   }
-  report("stats placement=%s big_allocs=%llu big_frees=%llu peak_bytes=%llu failures=%llu fallbacks=%llu "
+  char file_part[256] = "";
+  if (g.cfg.files[0])
+    std::snprintf(file_part, sizeof file_part, " file_maps=%llu file_maps_left_to_linux=%llu",
+                  static_cast<unsigned long long>(files.mapped), static_cast<unsigned long long>(files.left_to_linux));
+  report("stats placement=%s big_allocs=%llu big_frees=%llu peak_bytes=%llu failures=%llu fallbacks=%llu%s "
          "minflt=%ld majflt=%ld%s",
          placement_name(g.cfg.placement), static_cast<unsigned long long>(g.count.allocs.load()),
          static_cast<unsigned long long>(g.count.frees.load()),
          static_cast<unsigned long long>(g.count.peak_bytes.load()),
          static_cast<unsigned long long>(g.count.failures.load()),
-         static_cast<unsigned long long>(g.count.fallbacks.load()), ru.ru_minflt, ru.ru_majflt, extra);
+         static_cast<unsigned long long>(g.count.fallbacks.load()), file_part, ru.ru_minflt, ru.ru_majflt, extra);
 }
 
 // ---- threads started by the runtime ----

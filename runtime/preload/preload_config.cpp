@@ -52,10 +52,42 @@ const char* placement_name(PlacementKind kind) {
   return "?";
 }
 
+bool path_under_dirs(const char* path, const char* dirs) {
+  if (!path || path[0] != '/' || !dirs) return false;
+  for (const char* d = dirs; *d;) {
+    const char* end = std::strchr(d, ':');
+    const size_t len = end ? static_cast<size_t>(end - d) : std::strlen(d);
+    // "/" itself holds everything; otherwise the directory and then a '/'.
+    if (len == 1 && d[0] == '/') return true;
+    if (len > 0 && std::strncmp(path, d, len) == 0 && path[len] == '/') return true;
+    if (!end) break;
+    d = end + 1;
+  }
+  return false;
+}
+
 bool read_preload_config(PreloadConfig* cfg, char* err, size_t err_len) {
   *cfg = PreloadConfig();
-  const char* v = std::getenv(kEnvPlacement);
-  if (!v || !*v) return true;  // not launched by dimmap-run: stay out of the way
+  const char* v = std::getenv(kEnvFiles);
+  if (v && *v) {
+    if (std::strlen(v) >= sizeof cfg->files) {
+      std::snprintf(err, err_len, "%s is longer than %zu bytes", kEnvFiles, sizeof cfg->files - 1);
+      return false;
+    }
+    for (const char* d = v; d;) {
+      if (*d != '/') {
+        std::snprintf(err, err_len, "%s='%s': every directory must be an absolute path", kEnvFiles, v);
+        return false;
+      }
+      d = std::strchr(d, ':');
+      if (d) ++d;
+    }
+    std::strcpy(cfg->files, v);
+  }
+  v = std::getenv(kEnvStats);
+  cfg->stats = v && *v && std::strcmp(v, "0") != 0;
+  v = std::getenv(kEnvPlacement);
+  if (!v || !*v) return true;  // no placement: big allocations stay on the heap
   if (!parse_placement(v, &cfg->placement)) {
     std::snprintf(err, err_len, "%s='%s' is not memory, mmap, dimmap or hpmmap", kEnvPlacement, v);
     return false;
@@ -92,8 +124,6 @@ bool read_preload_config(PreloadConfig* cfg, char* err, size_t err_len) {
     std::snprintf(err, err_len, "%s='%s' is not auto, hugetlb, thp or small", kEnvHugePages, v);
     return false;
   }
-  v = std::getenv(kEnvStats);
-  cfg->stats = v && *v && std::strcmp(v, "0") != 0;
   uint64_t leader = 0;
   if ((v = std::getenv(kEnvLeader)) && *v && parse_u64(v, &leader)) cfg->leader_pid = static_cast<long>(leader);
   return true;

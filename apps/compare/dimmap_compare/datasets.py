@@ -3,6 +3,7 @@ graphs, genomes, reads and k-mer databases, micro-benchmark structures, bwa refe
 Everything comes from the project's own tools and datasets/ scripts; nothing is downloaded
 except Debian example packages (datasets/debian-example)."""
 import gzip
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -121,6 +122,49 @@ class DataStore:
             self.log(f"data: building the {index} k-mer DB of the '{gset}' genomes -> {db}")
             self._run(f"k-mer DB {db}", [self.tools.path("kmer"), "build", "--taxonomy", taxonomy, "--genomes",
                                          listing, "--index", index, "--out", db, "--quiet"])
+        return db
+
+    def kraken2_db(self, gset):
+        """A Kraken 2 DB of a genome set (kraken2-build, offline, by kmer/bench/kraken2_db.py:
+        custom library with kraken:taxid headers, no masking); only the files kraken2 reads
+        (hash.k2d, opts.k2d, taxo.k2d) are in the returned directory."""
+        listing, taxonomy = self.genomes(gset)
+        db = self.path("kraken2", gset)
+        if all(os.path.exists(os.path.join(db, f)) for f in ("hash.k2d", "opts.k2d", "taxo.k2d")):
+            return db
+        for tool in ("kraken2-build", "kraken2"):
+            if not shutil.which(tool):
+                raise ToolMissing(tool, "not on PATH (Debian kraken2)")
+        builder = os.path.join(self.tools.source_dir, "kmer", "bench", "kraken2_db.py")
+        if not os.path.exists(builder):
+            raise DataError(f"Kraken 2 DB: {builder} is missing")
+        spec = importlib.util.spec_from_file_location("kraken2_db", builder)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        work = self.path("kraken2", f"{gset}.build")
+        self.log(f"data: building the Kraken 2 DB of the '{gset}' genomes (kraken2-build, minutes) -> {db}")
+        try:
+            module.build(listing, taxonomy, work)
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise DataError(f"Kraken 2 DB of '{gset}': {e}") from None
+        os.makedirs(db, exist_ok=True)
+        for f in ("hash.k2d", "opts.k2d", "taxo.k2d"):
+            os.replace(os.path.join(work, f), os.path.join(db, f))
+        shutil.rmtree(work, ignore_errors=True)
+        return db
+
+    # ---- LMDB ----
+    def lmdb_db(self, records, value_size=1000):
+        """An LMDB database of `records` records of `value_size` bytes (lmdb-lookup build)."""
+        db = self.path("lmdb", f"records-{records}-{value_size}")
+        if not os.path.exists(os.path.join(db, "data.mdb")):
+            self.log(f"data: LMDB database of {records} records of {value_size} bytes -> {db}")
+            tmp = f"{db}.tmp.{os.getpid()}"
+            os.makedirs(os.path.dirname(db), exist_ok=True)
+            shutil.rmtree(tmp, ignore_errors=True)
+            self._run(f"LMDB database {db}", [self.tools.path("lmdb-lookup"), "build", tmp, "--records", str(records),
+                                              "--value-size", str(value_size)])
+            os.replace(tmp, db)
         return db
 
     # ---- micro-benchmarks ----

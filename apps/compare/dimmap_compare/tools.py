@@ -16,6 +16,7 @@ BUILD_TOOLS = {
     "bfs": "graph/bfs",
     "kmer": "kmer/kmer",
     "bwa-mmap": "bwa-mmap/bwa-mmap",
+    "lmdb-lookup": "apps/lmdb-lookup/lmdb-lookup",
 }
 
 

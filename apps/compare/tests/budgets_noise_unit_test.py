@@ -248,6 +248,20 @@ class Footprint(unittest.TestCase):
             self.assertEqual(os.listdir(d), ["fake-budget"])  # the footprint file is removed
             self.assertIsNone(runner.run(["true"], 1 << 30, lambda *a: (1.0, {})).footprint_bytes)
 
+    def test_a_launcher_is_measured_with_the_program_it_starts(self):
+        """dimmap-run forks the program it runs: the memory is the child's, not the launcher's."""
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "fake-budget")
+            with open(fake, "w") as f:
+                f.write(FAKE_BUDGET)
+            os.chmod(fake, 0o755)
+            runner = Runner(Tools(d, d, {"dimmap-budget": fake}), d, 30)
+            touch = "import time; b = bytearray(64 << 20); time.sleep(0.3); print(len(b))"
+            launcher = ["sh", "-c", f"{sys.executable} -c '{touch}'; exit $?"]
+            run = runner.run(launcher, 1 << 30, lambda out, err, s: (float(out), {}), measure_footprint=True)
+            self.assertEqual(run.status, OK, run.error)
+            self.assertGreater(run.footprint_bytes, 64 * M)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -97,7 +97,7 @@ class Env {
  private:
   static void clear() {
     for (const char* name : {"DIMMAP_RUN_PLACEMENT", "DIMMAP_RUN_DIR", "DIMMAP_RUN_MIN_ALLOC", "DIMMAP_RUN_ARENA",
-                             "DIMMAP_RUN_HUGE_PAGES", "DIMMAP_RUN_STATS", "DIMMAP_RUN_LEADER"})
+                             "DIMMAP_RUN_HUGE_PAGES", "DIMMAP_RUN_STATS", "DIMMAP_RUN_LEADER", "DIMMAP_RUN_FILES"})
       unsetenv(name);
   }
 };
@@ -128,6 +128,29 @@ TEST(PreloadConfig, UnsetMeansInactive) {
   EXPECT_EQ(cfg.placement, dimmap::preload::PlacementKind::none);
 }
 
+TEST(PreloadConfig, FilesWithoutAPlacementLeaveTheHeapAlone) {
+  Env env({{"DIMMAP_RUN_FILES", "/data/db:/scratch"}});
+  dimmap::preload::PreloadConfig cfg;
+  char err[256] = "";
+  ASSERT_TRUE(read_preload_config(&cfg, err, sizeof err)) << err;
+  EXPECT_EQ(cfg.placement, dimmap::preload::PlacementKind::none);
+  EXPECT_STREQ(cfg.files, "/data/db:/scratch");
+}
+
+TEST(PreloadConfig, PathUnderDirsMatchesWholeComponentsOnly) {
+  using dimmap::preload::path_under_dirs;
+  const char* dirs = "/data/db:/scratch";
+  EXPECT_TRUE(path_under_dirs("/data/db/hash.k2d", dirs));
+  EXPECT_TRUE(path_under_dirs("/data/db/sub/dir/f", dirs));
+  EXPECT_TRUE(path_under_dirs("/scratch/x", dirs));
+  EXPECT_FALSE(path_under_dirs("/data/dbx/hash.k2d", dirs));  // a sibling sharing the prefix
+  EXPECT_FALSE(path_under_dirs("/data/db", dirs));            // the directory itself is no file
+  EXPECT_FALSE(path_under_dirs("/data/other", dirs));
+  EXPECT_FALSE(path_under_dirs("relative/data/db/f", dirs));
+  EXPECT_FALSE(path_under_dirs("/data/db/f", ""));
+  EXPECT_TRUE(path_under_dirs("/anything", "/"));
+}
+
 TEST(PreloadConfig, RejectsMalformedValuesNamingTheVariable) {
   const struct {
     std::initializer_list<std::pair<const char*, const char*>> vars;
@@ -141,6 +164,7 @@ TEST(PreloadConfig, RejectsMalformedValuesNamingTheVariable) {
       {{{"DIMMAP_RUN_PLACEMENT", "hpmmap"}}, "needs DIMMAP_RUN_ARENA"},
       {{{"DIMMAP_RUN_PLACEMENT", "hpmmap"}, {"DIMMAP_RUN_ARENA", "1024"}, {"DIMMAP_RUN_HUGE_PAGES", "1G"}},
        "DIMMAP_RUN_HUGE_PAGES='1G'"},
+      {{{"DIMMAP_RUN_FILES", "/data:db"}}, "DIMMAP_RUN_FILES='/data:db'"},
   };
   for (const auto& c : cases) {
     Env env(c.vars);
