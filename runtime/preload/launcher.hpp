@@ -22,8 +22,8 @@ class LaunchError : public std::runtime_error {
 struct LaunchOptions {
   std::string placement = "mmap";
   std::string dir;         // "" = default for the placement
-  std::string buffer;      // "" = DIMMAP_BUFFER or 256M
-  std::string min_alloc = "64M";
+  std::string buffer;      // "" = DIMMAP_BUFFER, else from the memory limit (memory_limit.hpp)
+  std::string min_alloc;   // "" = from the memory limit (dimmap::default_min_alloc)
   std::string huge_pages = "auto";
   bool reserve_huge_pages = false;
   bool stats = false;
