@@ -2,9 +2,10 @@
 # default_limit_index.sh [GENOME_BASES] [LIMIT_BYTES]
 # bwa-mmap index with default flags fits the memory it is given: in a memory cgroup far
 # smaller than the index (23M bases in 48M by default) it reads the limit, lowers --min-alloc
-# so that every array that would not fit beside the heap goes to a file, says so, finishes,
-# and writes files byte-identical to upstream `bwa index` run without a limit.
-# (With the fixed 64M threshold of old, the same run was OOM-killed.)
+# so that every array that would not fit beside the heap goes to a file, picks bwtsw over IS
+# (whose random-access arrays would not fit), says so, finishes, and writes files
+# byte-identical to upstream `bwa index` (IS) run without a limit. (With the fixed 64M
+# threshold of old, the same run was OOM-killed; with IS it was still in the BWT after 12 min.)
 source "$(dirname "$0")/lib.sh"
 need bwa cmp
 bases=${1:-23M}
@@ -25,9 +26,12 @@ fi
 [[ $status == 0 ]] || { tail -5 mapped.log >&2; die "bwa-mmap index with default flags failed under $limit bytes (exit $status)"; }
 grep 'bwa-mmap index\|with_memory_limit' mapped.log >&2
 
-# The threshold it chose comes from the cgroup's limit, and is printed with its reason.
+# The threshold and the algorithm come from the cgroup's limit, printed with their reasons
+# (IS's arrays, 10 bytes per base, would not fit: bwtsw, which writes the same files).
 limit_text=$((limit >> 20))M
 grep -q -- "--min-alloc=[0-9.]*[KM]: 1/32 of the memory limit of $limit_text (cgroup" mapped.log ||
   die "bwa-mmap index did not print a --min-alloc chosen from the $limit_text cgroup limit"
+grep -q -- "-a bwtsw: the IS algorithm would keep about .* more than the memory limit of $limit_text" mapped.log ||
+  die "bwa-mmap index did not choose bwtsw for a genome whose IS arrays exceed $limit_text"
 same_index upstream mapped
 echo "index of $bases bases with default flags under $limit bytes: identical to bwa index ($((SECONDS - start)) s)"
