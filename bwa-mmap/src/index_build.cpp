@@ -38,12 +38,30 @@ int algorithm_code(const std::string& name) {
   throw dimmap::Error("unknown BWT construction algorithm '" + name + "' (expected bwtsw, is or rb2)");
 }
 
+int choose_algorithm(const IndexOptions& options, std::string* why) {
+  const int code = algorithm_code(options.algorithm);
+  if (code != BWTALGO_AUTO || options.memory_limit == 0) return code;
+  // bwa picks bwtsw above 50M bases itself; below, IS holds both strands' text (2 bytes per
+  // base) and a 4-byte suffix array over it (8).
+  constexpr uint64_t kIsLimitBases = 50000000, kIsBytesPerBase = 10;
+  if (options.memory_limit >= kIsLimitBases * kIsBytesPerBase) return code;
+  const uint64_t bases = reference_text_bytes(options.fasta);
+  if (bases > kIsLimitBases || bases * kIsBytesPerBase <= options.memory_limit) return code;
+  *why = "-a bwtsw: the IS algorithm would keep about " + dimmap::format_size(bases * kIsBytesPerBase) +
+         " (10 bytes per base) of arrays it accesses at random, more than the memory limit of " +
+         dimmap::format_size(options.memory_limit) + "; the index files are the same";
+  return BWTALGO_BWTSW;
+}
+
 IndexReport build_index(const IndexOptions& options, PlacementPlan& plan) {
   RunClock clock;
-  const int algo = algorithm_code(options.algorithm);
+  algorithm_code(options.algorithm);  // a bad name fails before the FASTA is looked at
   if (options.block_size <= 0) throw dimmap::Error("-b: the block size must be positive");
   const double progress_interval = progress_interval_from_env();
   check_reference_fasta(options.fasta);
+  std::string algorithm_why;
+  const int algo = choose_algorithm(options, &algorithm_why);
+  if (!algorithm_why.empty()) std::fprintf(stderr, "[bwa-mmap index] %s\n", algorithm_why.c_str());
 
   IndexReport report;
   report.prefix = options.prefix.empty() ? options.fasta : options.prefix;

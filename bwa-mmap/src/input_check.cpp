@@ -48,6 +48,22 @@ std::string describe_char(int c) {
 
 }  // namespace
 
+uint64_t reference_text_bytes(const std::string& path) {
+  bool empty = false;
+  gzFile gz = open_input(path, &empty);
+  uint64_t bytes = 0;
+  if (gzdirect(gz)) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) bytes = static_cast<uint64_t>(st.st_size);
+  } else {
+    static char buf[1 << 16];
+    int n;
+    while ((n = gzread(gz, buf, sizeof buf)) > 0) bytes += static_cast<uint64_t>(n);
+  }
+  gzclose(gz);
+  return bytes;
+}
+
 void check_reference_fasta(const std::string& path) {
   bool empty = false;
   gzFile gz = open_input(path, &empty);

@@ -1,5 +1,7 @@
 // input_check_test.cpp - bad reference and read files are refused with the file named;
 // good ones (plain or gzip) pass and are left positioned for libbwa's parser.
+#include <bwa/bwa.h>
+#include <bwammap/index_build.hpp>
 #include <bwammap/input_check.hpp>
 #include <dimmap/placement.hpp>
 #include <gtest/gtest.h>
@@ -39,6 +41,35 @@ TEST(ReferenceFasta, GoodFilesPass) {
   EXPECT_EQ(fasta_error(dir.file("a.fa")), "");
   EXPECT_EQ(fasta_error(dir.file("b.fa.gz")), "");
   EXPECT_EQ(fasta_error(dir.file("c.fa")), "");
+}
+
+TEST(ReferenceFasta, TextBytesOfPlainAndGzipFiles) {
+  TempDir dir;
+  const std::string text = ">x\n" + std::string(100000, 'A') + "\n";
+  testing::write_file(dir.file("a.fa"), text);
+  write_gz(dir.file("a.fa.gz"), text);
+  EXPECT_EQ(reference_text_bytes(dir.file("a.fa")), text.size());
+  EXPECT_EQ(reference_text_bytes(dir.file("a.fa.gz")), text.size());
+}
+
+// Auto picks bwtsw only where IS's 10 bytes per base would not fit the memory limit.
+TEST(ReferenceFasta, AutoAlgorithmFollowsTheMemoryLimit) {
+  TempDir dir;
+  write_gz(dir.file("g.fa.gz"), ">x\n" + std::string(100000, 'C') + "\n");  // 1M for IS
+  IndexOptions o;
+  o.fasta = dir.file("g.fa.gz");
+  std::string why;
+  EXPECT_EQ(choose_algorithm(o, &why), BWTALGO_AUTO);  // limit unknown: bwa's own rule
+  o.memory_limit = 64ull << 20;
+  EXPECT_EQ(choose_algorithm(o, &why), BWTALGO_AUTO);
+  EXPECT_EQ(why, "");
+  o.memory_limit = 512ull << 10;
+  EXPECT_EQ(choose_algorithm(o, &why), BWTALGO_BWTSW);
+  EXPECT_NE(why.find("memory limit of 512K"), std::string::npos) << why;
+  o.algorithm = "is";  // asked for: kept
+  why.clear();
+  EXPECT_EQ(choose_algorithm(o, &why), BWTALGO_IS);
+  EXPECT_EQ(why, "");
 }
 
 TEST(ReferenceFasta, BadFilesNameTheFileAndTheProblem) {

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
+#include <dimmap/memory_limit.hpp>
 
 #include <cstdio>
 #include <string>
@@ -48,8 +49,9 @@ int main(int argc, char** argv) {
   bwammap::PlacementPlan index_plan;
   bwammap::IndexOptions index_opts;
   std::string block_size = "10000000";
-  std::string min_alloc = "64M";
-  index_cmd->add_option("-a", index_opts.algorithm, "BWT construction algorithm: bwtsw, is or rb2 [auto: is below 50M bases]")
+  std::string min_alloc;  // "" = from the memory limit (dimmap::default_min_alloc)
+  index_cmd->add_option("-a", index_opts.algorithm, "BWT construction algorithm: bwtsw, is or rb2 [auto: is below 50M bases, unless its\n"
+                        "10 bytes per base exceed the memory limit]")
       ->check(CLI::IsMember({"auto", "bwtsw", "is", "rb2"}))
       ->group("bwa index options");
   index_cmd->add_option("-p", index_opts.prefix, "prefix of the index [same as FASTA name]")->group("bwa index options");
@@ -58,10 +60,10 @@ int main(int argc, char** argv) {
       ->group("bwa index options");
   index_cmd->add_flag("-6", index_opts.is_64, "index files named as <in.fasta>.64.* instead of <in.fasta>.*")
       ->group("bwa index options");
-  index_cmd->add_option("--min-alloc", min_alloc, "libbwa allocations at least this big go to the placement (smaller ones, such as\n"
-                        "bwtsw's workspace of about 5x -b, stay in RAM)")
+  index_cmd->add_option("--min-alloc", min_alloc, "libbwa allocations at least this big go to the placement, smaller ones stay in\n"
+                        "RAM [1/32 of the memory limit (cgroup or MemAvailable), between 1M and 64M:\n"
+                        "with 2G or more, bwtsw's workspace of about 5x -b stays in RAM]")
       ->check(dimmap::cli::size_check(/*allow_zero=*/true))
-      ->capture_default_str()
       ->group("Placement");
   index_cmd->add_option("fasta", index_opts.fasta, "reference FASTA (gz ok)")->required();
   index_plan.add_to(*index_cmd);
@@ -81,7 +83,16 @@ int main(int argc, char** argv) {
       const uint64_t block = dimmap::parse_size(block_size, "-b");
       if (block > 0x7fffffff) throw dimmap::cli::UsageError("-b: block size '" + block_size + "' is above 2G-1");
       index_opts.block_size = static_cast<int>(block);
-      index_opts.min_alloc = dimmap::parse_size(min_alloc, "--min-alloc");
+      const dimmap::MemoryLimit limit = dimmap::memory_limit();
+      index_opts.memory_limit = limit.bytes;
+      if (min_alloc.empty()) {
+        index_opts.min_alloc = dimmap::default_min_alloc(limit.bytes);
+        std::fprintf(stderr, "[bwa-mmap index] --min-alloc=%s: 1/32 of the memory limit of %s (%s), between 1M and 64M\n",
+                     dimmap::format_size(index_opts.min_alloc).c_str(), dimmap::format_size(limit.bytes).c_str(),
+                     limit.source.c_str());
+      } else {
+        index_opts.min_alloc = dimmap::parse_size(min_alloc, "--min-alloc");
+      }
       const bwammap::IndexReport r = bwammap::build_index(index_opts, index_plan);
       std::fprintf(stderr,
                    "[bwa-mmap index] %s.{amb,ann,bwt,pac,sa}: %lld bases in %d sequences; %.2f s wall, %.2f s CPU, "

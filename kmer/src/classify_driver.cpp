@@ -37,7 +37,7 @@ dimmap::Placement DbPlacementOptions::resolve() {
   if (dimmap::parse_backend(flags.backend) == dimmap::Backend::dimmap) {
     // A fresh buffer per call, so every run starts cold and owns its budget.
     return dimmap::Placement::dimmap(flags.storage,
-                                     dimmap::Buffer::create(dimmap::parse_size(flags.buffer, "--buffer"), flags.hot_fraction));
+                                     dimmap::Buffer::create(flags.buffer_bytes(), flags.hot_fraction));
   }
   dimmap::Placement p = flags.storage_placement();
   p.advise_random = advise_random;
@@ -46,7 +46,7 @@ dimmap::Placement DbPlacementOptions::resolve() {
 
 std::string DbPlacementOptions::describe() {
   if (placement == "in-memory") return "in-memory(" + (flags.memory_dir.empty() ? std::string("anonymous") : flags.memory_dir) + ")";
-  if (flags.backend == "dimmap") return "dimmap(buffer " + flags.buffer + ")";
+  if (flags.backend == "dimmap") return "dimmap(buffer " + dimmap::format_size(flags.buffer_bytes()) + ")";
   return "mmap";
 }
 

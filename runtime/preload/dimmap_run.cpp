@@ -43,9 +43,9 @@ int main(int argc, char** argv) {
                  "anonymous memory for memory)");
   app.add_option("--buffer", opt.buffer,
                  "DRAM of the placement: DI-MMAP buffer (dimmap, --files) or arena size (hpmmap); "
-                 "default DIMMAP_BUFFER or 256M");
-  app.add_option("--min-alloc", opt.min_alloc, "Smallest allocation that leaves the normal heap")
-      ->capture_default_str();
+                 "default DIMMAP_BUFFER, else half the memory limit (cgroup or MemAvailable), at most 256M");
+  app.add_option("--min-alloc", opt.min_alloc,
+                 "Smallest allocation that leaves the normal heap [1/32 of the memory limit, between 1M and 64M]");
   app.add_option("--huge-pages", opt.huge_pages, "hpmmap: auto, hugetlb, thp or small")->capture_default_str();
   app.add_flag("--reserve-huge-pages", opt.reserve_huge_pages,
                "hpmmap: let the hugetlb pool grow by the arena's pages for this run (root)");

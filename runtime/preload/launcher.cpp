@@ -2,6 +2,7 @@
 #include "launcher.hpp"
 
 #include <dimmap/dimmap.h>
+#include <dimmap/memory_limit.hpp>
 #include <dimmap/placement.hpp>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,7 +35,6 @@ namespace {
 constexpr long kTmpfsMagic = 0x01021994;
 constexpr long kRamfsMagic = static_cast<long>(0x858458f6);
 constexpr uint64_t kHugePage = 2ull << 20;
-constexpr uint64_t kDefaultBuffer = 256ull << 20;
 
 void warn(const std::string& msg) { std::fprintf(stderr, "dimmap-run: warning: %s\n", msg.c_str()); }
 
@@ -162,7 +162,16 @@ LaunchPlan plan_launch(const LaunchOptions& opt) {
   plan.command = opt.command;
   plan.stats = opt.stats;
 
-  plan.min_alloc = parse_size_flag(opt.min_alloc, "--min-alloc");
+  // Unset sizes follow the memory this process may use (see memory_limit.hpp).
+  const dimmap::MemoryLimit limit = dimmap::memory_limit();
+  if (opt.min_alloc.empty()) {
+    plan.min_alloc = dimmap::default_min_alloc(limit.bytes);
+    std::fprintf(stderr, "dimmap-run: --min-alloc=%s: 1/32 of the memory limit of %s (%s), between 1M and 64M\n",
+                 dimmap::format_size(plan.min_alloc).c_str(), dimmap::format_size(limit.bytes).c_str(),
+                 limit.source.c_str());
+  } else {
+    plan.min_alloc = parse_size_flag(opt.min_alloc, "--min-alloc");
+  }
   if (plan.min_alloc == 0) throw LaunchError("--min-alloc must be above 0");
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const bool file_placement = plan.placement != PlacementKind::hpmmap;
@@ -171,14 +180,19 @@ LaunchPlan plan_launch(const LaunchOptions& opt) {
                       "): every allocation that big gets a mapping of its own");
 
   plan.buffer_given = !opt.buffer.empty();
-  if (plan.buffer_given) {
-    plan.buffer_bytes = parse_size_flag(opt.buffer, "--buffer");
-  } else {
-    const char* env = std::getenv("DIMMAP_BUFFER");
-    plan.buffer_bytes = env && *env ? parse_size_flag(env, "DIMMAP_BUFFER") : kDefaultBuffer;
+  dimmap::BufferChoice buffer;
+  try {
+    buffer = dimmap::choose_buffer(opt.buffer, limit);
+  } catch (const dimmap::Error& e) {
+    throw LaunchError(e.what());
   }
+  plan.buffer_bytes = buffer.bytes;
   const bool uses_dimmap = plan.placement == PlacementKind::dimmap || files;
   if (uses_dimmap || plan.placement == PlacementKind::hpmmap) {
+    if (!buffer.warning.empty()) warn(buffer.warning);
+    if (!plan.buffer_given)
+      std::fprintf(stderr, "dimmap-run: buffer %s: %s\n", dimmap::format_size(plan.buffer_bytes).c_str(),
+                   buffer.why.c_str());
     const uint64_t ram = physical_memory();
     if (plan.buffer_bytes > ram)
       throw LaunchError("--buffer=" + dimmap::format_size(plan.buffer_bytes) + " is more than this machine's memory (" +

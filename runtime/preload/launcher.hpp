@@ -23,8 +23,8 @@ struct LaunchOptions {
   std::string placement;    // "" = mmap, or none when --files is given
   std::vector<std::string> files;  // --files: directories whose read-only mappings use the buffer
   std::string dir;         // "" = default for the placement
-  std::string buffer;      // "" = DIMMAP_BUFFER or 256M
-  std::string min_alloc = "64M";
+  std::string buffer;      // "" = DIMMAP_BUFFER, else from the memory limit (memory_limit.hpp)
+  std::string min_alloc;   // "" = from the memory limit (dimmap::default_min_alloc)
   std::string huge_pages = "auto";
   bool reserve_huge_pages = false;
   bool stats = false;

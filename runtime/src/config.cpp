@@ -1,5 +1,6 @@
 // config.cpp - defaults and DIMMAP_* environment variables for struct dimmap_config.
 #include <dimmap/dimmap.h>
+#include <dimmap/memory_limit.hpp>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,7 +45,6 @@ int env_unsigned(const char* name, unsigned* out) {
 extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
   return dimmap::detail::guard_status("dimmap_config_init", [&]() -> int {
     std::memset(cfg, 0, sizeof *cfg);
-    cfg->buffer_bytes = 256ull << 20;
     cfg->hot_fraction = 0.75;
     cfg->evict_fraction = 1.0 / 16;
     cfg->evict_batch = 64;
@@ -61,6 +61,9 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
         return fail(EINVAL, "DIMMAP_BUFFER='%s': %s", v, why.c_str());
       }
       cfg->buffer_bytes = bytes;
+    } else {
+      // Half the memory this process may use, at most 256M (see memory_limit.hpp).
+      cfg->buffer_bytes = dimmap::default_buffer_bytes(dimmap::memory_limit().bytes);
     }
     int rc;
     if ((rc = env_double("DIMMAP_HOT_FRACTION", &cfg->hot_fraction)) < 0) return rc;

@@ -1,5 +1,6 @@
 // Unit tests of size parsing and the DIMMAP_* configuration.
 #include <dimmap/dimmap.h>
+#include <dimmap/memory_limit.hpp>
 #include <dimmap/placement.hpp>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -52,7 +53,9 @@ class EnvTest : public ::testing::Test {
 TEST_F(EnvTest, DefaultsFollowThePapers) {
   dimmap_config cfg;
   ASSERT_EQ(dimmap_config_init(&cfg), 0);
-  EXPECT_EQ(cfg.buffer_bytes, 256ull << 20);
+  // The buffer follows the memory limit: half of it, at most the papers' 256M.
+  EXPECT_EQ(cfg.buffer_bytes, dimmap::default_buffer_bytes(dimmap::memory_limit().bytes));
+  EXPECT_LE(cfg.buffer_bytes, 256ull << 20);
   EXPECT_DOUBLE_EQ(cfg.hot_fraction, 0.75);
   EXPECT_EQ(cfg.engine, DIMMAP_ENGINE_UFFD);
   EXPECT_EQ(cfg.readahead_pages, 64u);

@@ -42,8 +42,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", c.sequence.seed, "Seed of the page sequence (same seed, same run)")->capture_default_str();
   auto* ops = app.add_option("--ops", c.ops, "Operations in all, split over the processes (0 = until --seconds)");
   auto* seconds = app.add_option("--seconds", c.seconds, "Stop after this many seconds (default 10; 0 = until --ops)");
-  app.add_option("--buffer", buffer, "dimmap: DI-MMAP buffer size for all processes together (default DIMMAP_BUFFER "
-                                     "or 256M)")
+  app.add_option("--buffer", buffer, "dimmap: DI-MMAP buffer size for all processes together (default DIMMAP_BUFFER, "
+                                     "else half the memory limit, at most 256M)")
       ->check(dimmap::cli::size_check());
   app.add_option("--hot-fraction", c.hot_fraction, "dimmap: share of the buffer for the hot-page FIFO");
   app.add_option("--madvise", advice, "random (MADV_RANDOM / POSIX_FADV_RANDOM: no readahead) or normal")

@@ -7,6 +7,7 @@
 
 #include <zlib.h>
 
+#include <cstdint>
 #include <string>
 
 namespace bwammap {
@@ -15,6 +16,10 @@ namespace bwammap {
 // gzip-compressed, whose first record marker comes first and which holds at least one base.
 // Reads only as far as the first base.
 void check_reference_fasta(const std::string& path);
+
+// The reference's size uncompressed, an upper bound on its bases (the file size of a plain
+// file; a gzip file is read through). Call after check_reference_fasta.
+uint64_t reference_text_bytes(const std::string& path);
 
 // An open read file ("-" = standard input), positioned at its first record. Throws
 // dimmap::Error if it cannot be opened or does not start like FASTA/FASTQ. An empty file is

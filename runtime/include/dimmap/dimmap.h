@@ -10,7 +10,8 @@
  * policy (primary FIFO, hot-page FIFO, eviction queue) instead of the Linux page cache.
  * Configuration comes from a struct dimmap_config, whose defaults are read from the
  * environment:
- *   DIMMAP_BUFFER        buffer size, e.g. 256M, 4G            (default 256M)
+ *   DIMMAP_BUFFER        buffer size, e.g. 256M, 4G            (default: half the memory
+ *                        limit (cgroup, else MemAvailable), at most 256M; memory_limit.hpp)
  *   DIMMAP_HOT_FRACTION  share of the buffer for hot pages     (default 0.75)
  *   DIMMAP_EVICT_BATCH   pages per bulk eviction                (default 64)
  *   DIMMAP_ENGINE        uffd (user space) or kmod (dimmap.ko) (default uffd); kmod maps
