@@ -15,12 +15,12 @@ LookupBatchChoice choose_lookup_batch(const LookupBatchInputs& in) {
   const uint64_t limit = in.limit_bytes / sharers;
   const bool on_mmap = !in.buffer_bytes && !in.db_in_memory;
   // What the batch may take: the limit less the buffer or the tmpfs copy of the DB, the
-  // process, and on mmap the readahead room (then only a share of the rest).
+  // process, and on mmap the readahead room; then only a share of the rest.
   const uint64_t process = kProcessReserveBytes + kThreadReserveBytes * std::max(1u, in.threads);
   uint64_t taken = process + in.buffer_bytes + (in.db_in_memory ? in.db_bytes : 0);
   if (on_mmap) taken += kReadaheadReserveBytes;
   uint64_t room = limit > taken ? limit - taken : 0;
-  if (on_mmap) room = static_cast<uint64_t>(static_cast<double>(room) * kMmapBatchShare);
+  room = static_cast<uint64_t>(static_cast<double>(room) * kBatchShare);
   const uint64_t from_memory =
       std::clamp<uint64_t>(room / kBatchBytesPerKmer, kMinChosenLookupBatch, SortedBatchClassifier::kMaxLookupBatch);
   // Does the DB stay cached beside a default batch? Then one read of it serves every batch.

