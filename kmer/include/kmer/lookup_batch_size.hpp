@@ -41,10 +41,11 @@ struct LookupBatchInputs {
 // file's page cache, which the cgroup charges).
 constexpr uint64_t kBatchBytesPerKmer = 24;
 // Reserved for the process besides the batch and the DB's pages (the base above), and per
-// thread (its sorting scratch, vote arrays and malloc arena): the peak RSS of 200,000 reads
-// on dimmap grew by ~17M from 2 to 16 threads.
+// thread (its sorting scratch, vote arrays, stack and malloc arena). Measured, 80M cgroup,
+// 131M DB, 200,000 reads, 16 threads, mmap: a batch of 1M k-mers (1 MiB per thread) was
+// OOM-killed, 512K (what 2 MiB per thread leaves) ran.
 constexpr uint64_t kProcessReserveBytes = uint64_t{16} << 20;
-constexpr uint64_t kThreadReserveBytes = uint64_t{1} << 20;
+constexpr uint64_t kThreadReserveBytes = uint64_t{2} << 20;
 // On Linux mmap, page cache kept for the sweep's readahead besides the batch: the program's
 // text, the read file and the output's dirty pages live in the same page cache, and near the
 // limit the kernel evicts them and readahead pages before they are used.
