@@ -5,6 +5,7 @@
 #include <kmer/database.hpp>
 #include <kmer/error.hpp>
 #include <kmer/kreport.hpp>
+#include <kmer/lookup_batch_size.hpp>
 #include <kmer/lookup_bench.hpp>
 #include <kmer/read_pairs.hpp>
 
@@ -211,6 +212,29 @@ int run_classify(ClassifyCommand& cmd) {
         readahead = kMmapRandomReadahead;
       else if (db.region().backend() == dimmap::Backend::mmap)
         ::madvise(db.region().data(), db.region().size(), MADV_SEQUENTIAL);
+    }
+    if (cmd.lookup_batch == 0) {
+      LookupBatchInputs in;
+      const dimmap::MemoryLimit limit = dimmap::memory_limit();
+      in.limit_bytes = limit.bytes;
+      in.limit_source = limit.source;
+      if (db.region().backend() == dimmap::Backend::dimmap) in.buffer_bytes = cmd.placement.flags.buffer_bytes();
+      in.db_bytes = db.file_bytes();
+      in.db_in_memory = cmd.placement.placement == "in-memory";
+      in.threads = threads;
+      // Ranks on one node share its memory (Open MPI says how many there are).
+      const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+      if (mpi.size > 1 && local) in.sharers = static_cast<unsigned>(std::max(1L, std::strtol(local, nullptr, 10)));
+      const LookupBatchChoice choice = choose_lookup_batch(in);
+      cmd.lookup_batch = choice.kmers;
+      if (mpi.rank == 0)
+        std::fprintf(stderr, "kmer classify: batch: %llu k-mers (%s) from %s\n",
+                     static_cast<unsigned long long>(choice.kmers), dimmap::format_size(choice.bytes).c_str(),
+                     choice.why.c_str());
+    } else if (mpi.rank == 0) {
+      std::fprintf(stderr, "kmer classify: batch: %llu k-mers (%s) from --lookup-batch\n",
+                   static_cast<unsigned long long>(cmd.lookup_batch),
+                   dimmap::format_size(cmd.lookup_batch * kBatchBytesPerKmer).c_str());
     }
     SortedBatchClassifier classifier(db, index, cmd.params, threads, cmd.lookup_batch, readahead);
     load_seconds = now_seconds() - t0;

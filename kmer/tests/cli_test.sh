@@ -73,6 +73,34 @@ for bad in 0 -1 abc 3G 99999999999; do
   expect_error "--lookup-batch=$bad" "is not a number of k-mers" \
     "$KMER" classify --db "$work/two-level.db" --reads "$work/reads.fq" --out "$work/badlb" --lookup-batch="$bad"
 done
+# The batch chosen from the memory limit: under a small cgroup (dimmap-budget) it follows the
+# limit (the 60M DB fits in neither), leaves the DI-MMAP buffer alone, an explicit
+# --lookup-batch wins, and the output stays the same bytes.
+budget="$DIMMAP_BUILD_DIR/apps/budget/dimmap-budget"
+if [[ -x "$budget" ]] && "$budget" --memory=64M --quiet -- true 2>/dev/null; then
+  batch_under() {  # LIMIT ARGS... -> the k-mers of the batch printed
+    local limit="$1"
+    shift
+    "$budget" --memory="$limit" --quiet -- "$KMER" classify --db "$work/two-level.db" --reads "$work/reads.fq" \
+      --out "$work/lim" --threads 2 --storage "$work" --quiet "$@" 2>"$work/lim.err" >/dev/null ||
+      fail "classify under $limit $*: $(cat "$work/lim.err")"
+    cmp -s "$work/lim.tsv" "$work/two-level-placementinmemory.tsv" || fail "classify under $limit $*: .tsv differs"
+    sed -n 's/^kmer classify: batch: \([0-9]*\) k-mers .*/\1/p' "$work/lim.err"
+  }
+  small=$(batch_under 64M)
+  grep -q "from the memory limit of 64M" "$work/lim.err" || fail "no batch line naming the limit: $(cat "$work/lim.err")"
+  large=$(batch_under 112M)
+  [[ -n "$small" && -n "$large" && "$large" -gt "$small" ]] || fail "batch $small under 64M, $large under 112M"
+  (( small * 24 < 64 * 1048576 / 2 )) || fail "batch of $small k-mers is more than half of 64M"
+  dimmap_batch=$(batch_under 96M --backend dimmap --buffer 48M)
+  grep -q "less the DI-MMAP buffer of 48M" "$work/lim.err" || fail "dimmap batch ignores the buffer: $(cat "$work/lim.err")"
+  [[ "$dimmap_batch" -eq $(( (96 - 48 - 16 - 4) * 1048576 * 3 / 4 / 24 )) ]] || fail "dimmap batch $dimmap_batch under 96M, buffer 48M"
+  explicit=$(batch_under 64M --lookup-batch 3000)
+  [[ "$explicit" -eq 3000 ]] && grep -q "from --lookup-batch" "$work/lim.err" || fail "--lookup-batch 3000 under 64M: $explicit"
+  ok "batch from the memory limit: $small k-mers under 64M, $large under 112M, $dimmap_batch on dimmap (48M buffer) under 96M"
+else
+  echo "skip: batch from the memory limit (no dimmap-budget or no memory cgroup here)"
+fi
 [[ "$(head -1 "$work/gz.tsv")" == $'read_id\ttaxid\tscore\tmatch_type' ]] || fail "tsv header"
 [[ "$(wc -l <"$work/gz.tsv")" -eq 3001 ]] || fail "tsv has $(wc -l <"$work/gz.tsv") lines"
 

@@ -7,6 +7,7 @@
 #include <kmer/commands.hpp>
 #include <kmer/db_builder.hpp>
 #include <kmer/error.hpp>
+#include <kmer/lookup_batch_size.hpp>
 
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
@@ -100,12 +101,12 @@ int main(int argc, char** argv) {
   c->add_option("--lookup-batch", cls.lookup_batch,
                  "k-mers per sorted lookup batch (K, M, G = 2^10, 2^20, 2^30): reads are gathered until "
                  "their k-mers fill a batch, whose k-mers are then looked up in ascending order (one sweep "
-                 "over the DB per batch). Memory: " +
-                     std::to_string(kmer::SortedBatchClassifier::kBytesPerKmer) + " bytes per k-mer (" +
-                     std::to_string(kmer::kDefaultLookupBatch * kmer::SortedBatchClassifier::kBytesPerKmer >> 20) +
-                     " MiB at the default) plus the waiting reads")
-      ->transform(CLI::Validator(parse_lookup_batch, "1..2G"))
-      ->capture_default_str();
+                 "over the DB per batch). Memory: about " +
+                     std::to_string(kmer::kBatchBytesPerKmer) +
+                     " bytes per k-mer with the waiting reads [from the memory limit: what the DI-MMAP buffer "
+                     "and the process leave, or " +
+                     std::to_string(kmer::kDefaultLookupBatch >> 20) + "M when the DB fits in memory]")
+      ->transform(CLI::Validator(parse_lookup_batch, "1..2G"));
   bool cls_quiet = false;
   c->add_flag("--quiet", cls_quiet, "No progress lines");
   add_placement(c, cls.placement);

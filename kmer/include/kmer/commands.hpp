@@ -26,7 +26,8 @@ struct DbPlacementOptions {
 // Throws kmer::Error if expected_k is set and the DB was built with another k.
 void check_db_k(const Database& db, unsigned expected_k);
 
-// The default k-mers per sorted lookup batch of kmer classify (SortedBatchClassifier):
+// The k-mers per sorted lookup batch of kmer classify (SortedBatchClassifier) when the DB fits
+// in memory (choose_lookup_batch):
 // 32 MiB of keys and results at SortedBatchClassifier::kBytesPerKmer.
 constexpr uint64_t kDefaultLookupBatch = uint64_t{2} << 20;
 
@@ -38,7 +39,7 @@ struct ClassifyCommand {
   unsigned expected_k = 0;  // 0 = the DB's k
   unsigned threads = 0;  // 0 = OpenMP default
   size_t batch_reads = 1 << 14;
-  uint64_t lookup_batch = kDefaultLookupBatch;  // k-mers per sorted lookup batch
+  uint64_t lookup_batch = 0;  // k-mers per sorted lookup batch (0 = from the memory limit)
   ClassifyParams params;
   DbPlacementOptions placement;
   bool progress = true;
@@ -46,7 +47,8 @@ struct ClassifyCommand {
 // Writes PREFIX.tsv and PREFIX.kreport (temporary names renamed at the end). Under mpirun the
 // reads are split across ranks (blocks of batch_reads, round robin) and rank 0 writes both
 // files in input order. Each rank's reads are classified in sorted batches of about
-// lookup_batch k-mers (SortedBatchClassifier). Returns the exit code.
+// lookup_batch k-mers (SortedBatchClassifier; 0 = choose_lookup_batch from the memory limit,
+// printed on stderr). Returns the exit code.
 int run_classify(ClassifyCommand& cmd);
 
 struct LookupCommand {
