@@ -49,14 +49,7 @@ bool ReadSource::next(SequenceRecord& rec) {
 }
 
 size_t ReadSource::next_batch(std::vector<SequenceRecord>& batch, size_t max) {
-  size_t n = 0;
-  while (n < max) {
-    if (batch.size() <= n) batch.emplace_back();
-    if (!next(batch[n])) break;
-    ++n;
-  }
-  batch.resize(n);
-  return n;
+  return read_batch(*this, batch, max);
 }
 
 }  // namespace kmer

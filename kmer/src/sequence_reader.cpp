@@ -194,14 +194,7 @@ bool SequenceReader::next_text(SequenceRecord& rec) {
 }
 
 size_t SequenceReader::next_batch(std::vector<SequenceRecord>& batch, size_t max) {
-  size_t n = 0;
-  while (n < max) {
-    if (batch.size() <= n) batch.emplace_back();
-    if (!next(batch[n])) break;
-    ++n;
-  }
-  batch.resize(n);
-  return n;
+  return read_batch(*this, batch, max);
 }
 
 }  // namespace kmer

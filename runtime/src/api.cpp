@@ -55,6 +55,15 @@ const Mapping* find_mapping(Registry& r, uintptr_t addr, uintptr_t* start) {
   return &it->second;
 }
 
+// The instance one of whose mappings contains addr, or nullptr.
+dimmap_instance* instance_at(const void* addr) {
+  Registry& r = registry();
+  std::shared_lock<std::shared_mutex> lock(r.mu);
+  uintptr_t start = 0;
+  const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
+  return m ? m->instance : nullptr;
+}
+
 int get_default_instance(dimmap_instance** out) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.default_mu);
@@ -169,17 +178,10 @@ extern "C" int dimmap_munmap(void* addr, size_t length) {
 extern "C" int dimmap_msync(void* addr, size_t length, int flags) {
   return dimmap::detail::guard_posix("dimmap_msync", [&]() -> int {
     dimmap::detail::clear_error();
-    Registry& r = registry();
-    dimmap_instance* inst = nullptr;
-    {
-      std::shared_lock<std::shared_mutex> lock(r.mu);
-      uintptr_t start = 0;
-      const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
-      if (!m) {
-        errno = -fail(ENOMEM, "dimmap_msync(%p): not in a dimmap mapping", addr);
-        return -1;
-      }
-      inst = m->instance;
+    dimmap_instance* inst = instance_at(addr);
+    if (!inst) {
+      errno = -fail(ENOMEM, "dimmap_msync(%p): not in a dimmap mapping", addr);
+      return -1;
     }
     if (int rc = inst->engine->sync(addr, length, flags); rc < 0) {
       errno = -rc;
@@ -192,15 +194,8 @@ extern "C" int dimmap_msync(void* addr, size_t length, int flags) {
 extern "C" int dimmap_discard(void* addr, size_t length) {
   return dimmap::detail::guard_status("dimmap_discard", [&]() -> int {
     dimmap::detail::clear_error();
-    Registry& r = registry();
-    dimmap_instance* inst = nullptr;
-    {
-      std::shared_lock<std::shared_mutex> lock(r.mu);
-      uintptr_t start = 0;
-      const Mapping* m = find_mapping(r, reinterpret_cast<uintptr_t>(addr), &start);
-      if (!m) return fail(ENOMEM, "dimmap_discard(%p): not in a dimmap mapping", addr);
-      inst = m->instance;
-    }
+    dimmap_instance* inst = instance_at(addr);
+    if (!inst) return fail(ENOMEM, "dimmap_discard(%p): not in a dimmap mapping", addr);
     return inst->engine->discard(addr, length);
   });
 }

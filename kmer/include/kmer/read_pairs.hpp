@@ -27,6 +27,8 @@ struct ReadInput {
 class ReadSource {
  public:
   explicit ReadSource(const ReadInput& input);
+  // The next read (a pair joined); false at the end. Throws kmer::Error.
+  bool next(SequenceRecord& rec);
   // Up to max reads (pairs joined) into batch; returns how many. Throws kmer::Error.
   size_t next_batch(std::vector<SequenceRecord>& batch, size_t max);
   bool paired() const { return paired_; }
@@ -35,8 +37,6 @@ class ReadSource {
   std::unique_ptr<SequenceReader> first_, second_;  // second_ is null when interleaved
   bool paired_ = false;
   SequenceRecord mate_;
-
-  bool next(SequenceRecord& rec);
 };
 
 // "name/1" and "name/2" -> "name"; other names unchanged.

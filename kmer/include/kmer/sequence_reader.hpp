@@ -40,6 +40,20 @@ struct SequenceReaderOptions {
   unsigned threads = 0;   // CRAM decoding threads (0 or 1 = none)
 };
 
+// Fills batch with up to max records of source.next(rec), reusing the batch's storage; returns
+// how many were read (for SequenceReader and ReadSource alike).
+template <class Source>
+size_t read_batch(Source& source, std::vector<SequenceRecord>& batch, size_t max) {
+  size_t n = 0;
+  while (n < max) {
+    if (batch.size() <= n) batch.emplace_back();
+    if (!source.next(batch[n])) break;
+    ++n;
+  }
+  batch.resize(n);
+  return n;
+}
+
 class SequenceReader {
  public:
   explicit SequenceReader(const std::string& path, const SequenceReaderOptions& options = {});
