@@ -220,7 +220,7 @@ EXPORT int munmap(void* addr, size_t len) noexcept {
   return sys_munmap(addr, len);  // whatever else lies in the range
 }
 
-EXPORT int msync(void* addr, size_t len, int flags) noexcept {
+EXPORT int msync(void* addr, size_t len, int flags) {  // not noexcept: glibc declares msync without __THROW (a cancellation point)
   if (overlay_idle()) return sys_msync(addr, len, flags);
   Guard guard;
   OverlayTable& t = overlay_table();
