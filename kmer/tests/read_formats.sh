@@ -10,6 +10,7 @@ KMER="${KMER:-$DIMMAP_BUILD_DIR/kmer/kmer}"
 work="$(mktemp -d "${TMPDIR:-/var/tmp}/kmer-formats.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/two_species_taxonomy.sh"
 pass=0
 ok() { pass=$((pass + 1)); echo "ok $pass - $*"; }
 for tool in samtools bwa; do command -v $tool > /dev/null || fail "$tool is needed (Debian: apt-get install $tool)"; done
@@ -18,11 +19,7 @@ cd "$work"
 # Two 30 kb genomes under a four-node taxonomy; 600 reads of 100 bases from both, a third of
 # them reverse complemented, a few with N and lower case; and pairs (the two ends of 250-base
 # fragments, mate 2 reverse complemented) named p<i>/1 and p<i>/2.
-mkdir tax
-printf '1\t|\t1\t|\tno rank\t|\n2\t|\t1\t|\tsuperkingdom\t|\n100\t|\t2\t|\tspecies\t|\n200\t|\t2\t|\tspecies\t|\n' \
-  > tax/nodes.dmp
-printf '1\t|\troot\t|\t\t|\tscientific name\t|\n2\t|\tBacteria\t|\t\t|\tscientific name\t|\n100\t|\tAlpha\t|\t\t|\tscientific name\t|\n200\t|\tBeta\t|\t\t|\tscientific name\t|\n' \
-  > tax/names.dmp
+two_species_taxonomy tax
 python3 - << 'PY'
 import random
 rng = random.Random(11)

@@ -8,14 +8,11 @@ SRC="${DIMMAP_SOURCE_DIR:?}"
 work="$(mktemp -d "${TMPDIR:-/var/tmp}/kmer-truncated.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/two_species_taxonomy.sh"
 cd "$work"
 
 # A two-genome reference under a four-node taxonomy, and four 70-base reads from genome A.
-mkdir tax
-printf '1\t|\t1\t|\tno rank\t|\n2\t|\t1\t|\tsuperkingdom\t|\n100\t|\t2\t|\tspecies\t|\n200\t|\t2\t|\tspecies\t|\n' \
-  > tax/nodes.dmp
-printf '1\t|\troot\t|\t\t|\tscientific name\t|\n2\t|\tBacteria\t|\t\t|\tscientific name\t|\n100\t|\tAlpha\t|\t\t|\tscientific name\t|\n200\t|\tBeta\t|\t\t|\tscientific name\t|\n' \
-  > tax/names.dmp
+two_species_taxonomy tax
 python3 - << 'PY'
 import random
 rng = random.Random(7)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validates LRIOT's direct-I/O numbers against fio on the same file.
 
-Both issue 4 KiB O_DIRECT random reads from the same number of synchronous threads (so the
+Both make 4 KiB O_DIRECT random reads from the same number of synchronous threads (so the
 same queue depth), alternately, several times each. Other load on a shared machine only ever
 lowers a rate, so the best run of each tool is its best estimate: the two bests must agree
 within a loose factor. Prints the ratio. When one tool's own runs differ by more than

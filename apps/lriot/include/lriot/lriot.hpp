@@ -1,6 +1,6 @@
 // lriot.hpp - the Livermore Random I/O Testbench.
 //
-// P processes x T threads issue 4 KiB operations on one file, following a repeatable page
+// P processes x T threads perform 4 KiB operations on one file, following a repeatable page
 // sequence that is unique per process (see sequence.hpp). A read fetches one page; a write is
 // a read-modify-write of one page (load, modify, store, so the page is dirtied). Four ways to
 // reach the file are compared:
