@@ -53,7 +53,7 @@ int choose_algorithm(const IndexOptions& options, std::string* why) {
   return BWTALGO_BWTSW;
 }
 
-IndexReport build_index(const IndexOptions& options, PlacementPlan& plan) {
+IndexReport build_index(const IndexOptions& options, IndexPlacement& plan) {
   RunClock clock;
   algorithm_code(options.algorithm);  // a bad name fails before the FASTA is looked at
   if (options.block_size <= 0) throw dimmap::Error("-b: the block size must be positive");

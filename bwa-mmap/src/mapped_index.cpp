@@ -11,7 +11,7 @@
 
 namespace bwammap {
 
-MappedIndex::MappedIndex(const std::string& prefix, PlacementPlan& plan) : layout_(check_index(prefix)) {
+MappedIndex::MappedIndex(const std::string& prefix, IndexPlacement& plan) : layout_(check_index(prefix)) {
   bwt_file_.emplace(dimmap::Region::open(plan.for_structure(Structure::bwt), prefix + ".bwt", dimmap::Access::read_only));
   sa_file_.emplace(dimmap::Region::open(plan.for_structure(Structure::sa), prefix + ".sa", dimmap::Access::read_only));
   pac_file_.emplace(dimmap::Region::open(plan.for_structure(Structure::pac), prefix + ".pac", dimmap::Access::read_only));

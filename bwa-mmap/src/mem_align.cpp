@@ -133,7 +133,7 @@ struct KseqCloser {
 
 }  // namespace
 
-MemReport run_mem(MemOptions& options, PlacementPlan& plan) {
+MemReport run_mem(MemOptions& options, IndexPlacement& plan) {
   RunClock clock;
   MemReport report;
   bwa_verbose = options.verbosity;

@@ -47,7 +47,7 @@ class MappedIndexTest : public ::testing::TestWithParam<std::string> {
 
   static TempDir* dir_;
   static bwaidx_t* reference_;
-  PlacementPlan plan_;
+  IndexPlacement plan_;
 };
 
 TempDir* MappedIndexTest::dir_ = nullptr;
@@ -109,7 +109,7 @@ TEST_P(MappedIndexTest, RegionsFollowThePlacement) {
 
 TEST(MappedIndexErrors, NamesTheBrokenFile) {
   TempDir dir;
-  PlacementPlan plan;
+  IndexPlacement plan;
   CLI::App app;
   plan.add_to(app);
   app.parse(std::vector<std::string>{});

@@ -7,7 +7,7 @@
 #include <bwammap/index_build.hpp>
 #include <bwammap/mem_align.hpp>
 #include <bwammap/mem_options.hpp>
-#include <bwammap/placement_plan.hpp>
+#include <bwammap/index_placement.hpp>
 #include <bwammap/run_stats.hpp>
 
 #include <CLI/CLI.hpp>
@@ -28,7 +28,7 @@ std::string join_args(int argc, char** argv) {
   return s;
 }
 
-void print_buffer_stats(const char* who, const bwammap::PlacementPlan& plan) {
+void print_buffer_stats(const char* who, const bwammap::IndexPlacement& plan) {
   if (auto buffer = plan.buffer())
     std::fprintf(stderr, "[bwa-mmap %s] DI-MMAP buffer %s: %s\n", who,
                  dimmap::format_size(buffer->config().buffer_bytes).c_str(), bwammap::describe(buffer->stats()).c_str());
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   // ---- index ----
   CLI::App* index_cmd = app.add_subcommand("index", "Build .amb .ann .bwt .pac .sa from a FASTA file");
   index_cmd->set_help_flag("--help", "Print this help and exit");
-  bwammap::PlacementPlan index_plan;
+  bwammap::IndexPlacement index_plan;
   bwammap::IndexOptions index_opts;
   std::string block_size = "10000000";
   std::string min_alloc;  // "" = from the memory limit (dimmap::default_min_alloc)
@@ -66,12 +66,12 @@ int main(int argc, char** argv) {
       ->check(dimmap::cli::size_check(/*allow_zero=*/true))
       ->group("Placement");
   index_cmd->add_option("fasta", index_opts.fasta, "reference FASTA (gz ok)")->required();
-  index_plan.add_to(*index_cmd);
+  index_plan.add_to(*index_cmd, /*per_array=*/false);
 
   // ---- mem ----
   CLI::App* mem_cmd = app.add_subcommand("mem", "Align reads with BWA-MEM on a zero-copy mapped index");
   mem_cmd->set_help_flag("--help", "Print this help and exit");
-  bwammap::PlacementPlan mem_plan;
+  bwammap::IndexPlacement mem_plan;
   bwammap::MemCli mem_cli;
   mem_cli.add_to(*mem_cmd);
   mem_plan.add_to(*mem_cmd);

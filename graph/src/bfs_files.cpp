@@ -11,11 +11,6 @@
 namespace graph {
 namespace {
 
-std::string with_rank(std::string dir, int rank) {
-  for (size_t at; (at = dir.find("%r")) != std::string::npos;) dir.replace(at, 2, std::to_string(rank));
-  return dir;
-}
-
 void pread_all(const std::string& path, void* out, uint64_t bytes, uint64_t offset) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw GraphError("cannot open '" + path + "': " + std::strerror(errno));
@@ -56,44 +51,22 @@ const char* to_string(BfsFile file) {
   return "?";
 }
 
-BfsPlacements resolve_placements(const BfsPlacementChoice& choice, dimmap::PlacementFlags& flags, int rank) {
-  bool graph_on_storage, algo_on_storage;
-  if (choice.preset == "in-memory" || choice.preset == "memory") {
-    graph_on_storage = algo_on_storage = false;
-  } else if (choice.preset == "semi-external") {
-    graph_on_storage = true, algo_on_storage = false;
-  } else if (choice.preset == "full-external") {
-    graph_on_storage = algo_on_storage = true;
-  } else {
-    throw GraphError("unknown --placement '" + choice.preset + "' (expected in-memory, semi-external or full-external)");
-  }
-  flags.storage = with_rank(flags.storage, rank);
-  flags.memory_dir = with_rank(flags.memory_dir, rank);
-  BfsPlacements out;
+std::shared_ptr<dimmap::PlacementPlan> make_bfs_plan() {
+  std::vector<dimmap::Structure> files;
   for (BfsFile f : kBfsFiles) {
     const bool is_graph = f == BfsFile::vertex || f == BfsFile::edge;
-    std::string where = choice.overrides[static_cast<size_t>(f)];
-    if (where.empty()) where = (is_graph ? graph_on_storage : algo_on_storage) ? "storage" : "memory";
-    dimmap::Placement p;
-    if (where == "memory") {
-      p = flags.memory_placement();
-    } else if (where == "storage") {
-      p = flags.storage_placement();
-    } else if (where == "mmap") {
-      p = dimmap::Placement::mmap(flags.storage);
-      p.dontneed_interval_s = flags.dontneed_interval;
-    } else if (where == "dimmap") {
-      p = dimmap::Placement::dimmap(flags.storage, flags.shared_buffer());
-    } else {
-      throw GraphError(std::string("unknown placement '") + where + "' for the " + to_string(f) +
-                       " file (expected memory, storage, mmap or dimmap)");
-    }
-    // Graph files are read at random: Linux readahead would only waste the budget. The
-    // madvise helper is only safe on read-only data (the papers used it on the graph only).
-    if (p.backend == dimmap::Backend::mmap) {
-      p.advise_random = true;
-      if (!is_graph) p.dontneed_interval_s = 0;
-    }
+    files.push_back({to_string(f), /*memory_when_semi_external=*/!is_graph, /*read_only=*/is_graph});
+  }
+  return std::make_shared<dimmap::PlacementPlan>(std::move(files), dimmap::Preset::in_memory);
+}
+
+BfsPlacements resolve_placements(dimmap::PlacementPlan& plan, int rank) {
+  plan.set_rank(rank);
+  BfsPlacements out;
+  for (BfsFile f : kBfsFiles) {
+    dimmap::Placement p = plan.placement_of(to_string(f));
+    // Every file is read at random: Linux readahead would only waste the budget.
+    if (p.backend == dimmap::Backend::mmap) p.advise_random = true;
     out.file[static_cast<size_t>(f)] = p;
   }
   return out;

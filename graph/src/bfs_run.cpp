@@ -91,7 +91,7 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
   comm.broadcast(roots);
   if (roots.empty()) throw GraphError("'" + opt.graph_dir + "' has no vertex with an edge to start from");
 
-  const BfsPlacements where = resolve_placements(opt.placement, opt.flags, comm.rank());
+  const BfsPlacements where = resolve_placements(*opt.placement, comm.rank());
   const bool graph_on_storage = where[BfsFile::vertex].backend != dimmap::Backend::memory ||
                                 where[BfsFile::edge].backend != dimmap::Backend::memory;
   BfsOrder order = default_bfs_order(graph_on_storage, info.edges * sizeof(vertex_t) / static_cast<uint64_t>(comm.size()));
@@ -104,7 +104,7 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
   if (leader) {
     out << "graph: " << opt.graph_dir << " (" << info.vertices << " vertices, " << info.undirected_edges()
         << " undirected edges)\n"
-        << "placement: " << opt.placement.preset << ": " << where.describe() << "\n"
+        << "placement: " << dimmap::to_string(opt.placement->preset()) << ": " << where.describe() << "\n"
         << "threads: " << threads << " per rank, ranks: " << comm.size() << ", sorted batches of " << order.sort_batch
         << " queue chunks, " << bfs.vertex_ranges() << " vertex ranges\n";
   }
@@ -234,7 +234,8 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
     if (opt.validate) out << "validation: " << (summary.all_valid ? "passed" : "FAILED") << "\n";
     out << "result: vertices=" << info.vertices << " undirected_edges=" << info.undirected_edges()
         << " roots=" << summary.results.size() << " threads=" << threads << " ranks=" << comm.size()
-        << " placement=" << opt.placement.preset << " backend=" << opt.flags.backend
+        << " placement=" << dimmap::to_string(opt.placement->preset())
+        << " backend=" << dimmap::to_string(opt.placement->backend())
         << " visited_first=" << first_result.visited << " harmonic_teps=" << format_teps(summary.harmonic_mean_teps)
         << " mean_time=" << (usable ? time_sum / static_cast<double>(usable) : 0) << "\n";
   }

@@ -48,15 +48,15 @@ struct RunConfig {
 // One search on one process, through the same files and placements as the bfs tool.
 Result run_search(const std::string& graph_dir, const std::string& storage, uint64_t root, const RunConfig& s) {
   const CsrInfo info = CsrInfo::read(graph_dir);
-  dimmap::PlacementFlags flags;
-  flags.backend = s.backend;
-  flags.storage = storage;
-  flags.memory_dir = s.memory_dir;
-  flags.buffer = s.buffer;
-  BfsPlacementChoice choice;
-  choice.preset = s.preset;
+  const auto plan = make_bfs_plan();
+  dimmap::PlacementSettings& set = plan->settings();
+  set.backend = s.backend;
+  set.storage = storage;
+  set.memory_dir = s.memory_dir.empty() ? "anonymous" : s.memory_dir;
+  set.buffer = s.buffer;
+  set.placement = s.preset;
   const Partition part = Partition::block_partition(info.vertices, 1, 0);
-  BfsFiles files(graph_dir, info, part, resolve_placements(choice, flags, 0), s.threads, s.ranges);
+  BfsFiles files(graph_dir, info, part, resolve_placements(*plan, 0), s.threads, s.ranges);
   LevelAsyncBfs bfs(part, files.graph(), files.arrays(), s.threads, {s.sort_batch, s.ranges});
   Result r;
   for (int repeat = 0; repeat < 2; ++repeat) {  // the second search checks reset()
@@ -250,15 +250,15 @@ TEST(BfsOrder, VertexRangesReadTheGraphAboutOncePerLevel) {
   const auto want = test::boost_levels(edges, info.vertices, root);
   const int64_t levels = *std::max_element(want.begin(), want.end()) + 1;
   auto bytes_read = [&](const BfsOrder& order) {
-    dimmap::PlacementFlags flags;
-    flags.backend = "dimmap";
-    flags.storage = dir.str();
-    flags.memory_dir = "";
-    flags.buffer = std::to_string(graph_bytes / 4);
-    BfsPlacementChoice choice;
-    choice.preset = "semi-external";
+    const auto plan = make_bfs_plan();
+    dimmap::PlacementSettings& set = plan->settings();
+    set.backend = "dimmap";
+    set.storage = dir.str();
+    set.memory_dir = "anonymous";
+    set.buffer = std::to_string(graph_bytes / 4);
+    set.placement = "semi-external";
     const Partition part = Partition::block_partition(info.vertices, 1, 0);
-    const BfsPlacements where = resolve_placements(choice, flags, 0);
+    const BfsPlacements where = resolve_placements(*plan, 0);
     BfsFiles files(g, info, part, where, 4, order.ranges);
     LevelAsyncBfs bfs(part, files.graph(), files.arrays(), 4, order);
     bfs.reset();
@@ -290,11 +290,10 @@ TEST(Bfs, PartitionedEnginesMatchBoost) {
   std::vector<std::unique_ptr<BfsFiles>> files;
   std::vector<std::unique_ptr<LevelAsyncBfs>> engines;
   std::vector<Partition> parts;
-  dimmap::PlacementFlags flags;
-  BfsPlacementChoice choice;
+  const auto plan = make_bfs_plan();
   for (int r = 0; r < ranks; ++r) {
     parts.push_back(Partition::block_partition(info.vertices, ranks, r));
-    files.push_back(std::make_unique<BfsFiles>(gdir, info, parts.back(), resolve_placements(choice, flags, r), 2));
+    files.push_back(std::make_unique<BfsFiles>(gdir, info, parts.back(), resolve_placements(*plan, r), 2));
     engines.push_back(std::make_unique<LevelAsyncBfs>(parts.back(), files.back()->graph(), files.back()->arrays(), 2));
   }
   const uint64_t root = choose_roots(gdir, info, 1, 5)[0];

@@ -4,7 +4,7 @@
 #include <graph/mpi_comm.hpp>
 
 #include <CLI/CLI.hpp>
-#include <dimmap/command_line.hpp>
+#include <dimmap/cli.hpp>
 
 #include <iostream>
 #include <memory>
@@ -21,14 +21,7 @@ int main(int argc, char** argv) {
   graph::BfsOptions opt;
   uint64_t source = 0;
   app.add_option("--graph", opt.graph_dir, "graph directory from graph-ingest")->required();
-  app.add_option("--placement", opt.placement.preset, "in-memory, semi-external or full-external")
-      ->check(CLI::IsMember({"in-memory", "semi-external", "full-external"}))
-      ->capture_default_str();
-  opt.flags.add_to(app);
-  for (graph::BfsFile f : graph::kBfsFiles)
-    app.add_option(std::string("--place-") + graph::to_string(f), opt.placement.overrides[static_cast<size_t>(f)],
-                   std::string("override the ") + graph::to_string(f) + " file: memory, storage, mmap or dimmap")
-        ->check(CLI::IsMember({"memory", "storage", "mmap", "dimmap"}));
+  dimmap::cli::add_placement_options(app, *opt.placement);
   app.add_option("--threads", opt.threads, "OpenMP threads per rank; more than cores is fine [one per core]")
       ->check(dimmap::cli::thread_count());
   app.add_option("--sort-batch", opt.sort_batch,
@@ -57,7 +50,6 @@ int main(int argc, char** argv) {
   }
   try {
     if (*src) opt.source = source;
-    if (opt.flags.memory_dir == "anonymous") opt.flags.memory_dir.clear();  // '' is awkward on command lines
     const graph::BfsSummary s = graph::run_bfs(opt, comm, std::cout);
     if (opt.validate && !s.all_valid) code = dimmap::cli::kExitFailure;
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 // batching reads through the classification kernel (OpenMP, optionally MPI), output files,
 // the lookup benchmark runs and `kmer info`.
 #include <kmer/commands.hpp>
+#include <dimmap/memory_limit.hpp>
 #include <kmer/database.hpp>
 #include <kmer/error.hpp>
 #include <kmer/kreport.hpp>
@@ -32,22 +33,16 @@
 namespace kmer {
 
 dimmap::Placement DbPlacementOptions::resolve() {
-  if (placement == "in-memory") return flags.memory_placement();
-  if (placement != "external" && placement != "semi-external" && placement != "full-external")
-    throw Error("--placement must be in-memory or external (got '" + placement + "')");
-  if (dimmap::parse_backend(flags.backend) == dimmap::Backend::dimmap) {
-    // A fresh buffer per call, so every run starts cold and owns its budget.
-    return dimmap::Placement::dimmap(flags.storage,
-                                     dimmap::Buffer::create(flags.buffer_bytes(), flags.hot_fraction));
-  }
-  dimmap::Placement p = flags.storage_placement();
-  p.advise_random = advise_random;
+  plan->release_buffer();
+  dimmap::Placement p = plan->placement_of("db");
+  if (p.backend == dimmap::Backend::mmap) p.advise_random = advise_random;
   return p;
 }
 
 std::string DbPlacementOptions::describe() {
-  if (placement == "in-memory") return "in-memory(" + (flags.memory_dir.empty() ? std::string("anonymous") : flags.memory_dir) + ")";
-  if (flags.backend == "dimmap") return "dimmap(buffer " + dimmap::format_size(flags.buffer_bytes()) + ")";
+  if (plan->preset() == dimmap::Preset::in_memory)
+    return "in-memory(" + (plan->memory_dir().empty() ? std::string("anonymous") : plan->memory_dir()) + ")";
+  if (plan->backend() == dimmap::Backend::dimmap) return "dimmap(buffer " + dimmap::format_size(plan->buffer_bytes()) + ")";
   return "mmap";
 }
 
@@ -218,9 +213,9 @@ int run_classify(ClassifyCommand& cmd) {
       const dimmap::MemoryLimit limit = dimmap::memory_limit();
       in.limit_bytes = limit.bytes;
       in.limit_source = limit.source;
-      if (db.region().backend() == dimmap::Backend::dimmap) in.buffer_bytes = cmd.placement.flags.buffer_bytes();
+      if (db.region().backend() == dimmap::Backend::dimmap) in.buffer_bytes = cmd.placement.plan->buffer_bytes();
       in.db_bytes = db.file_bytes();
-      in.db_in_memory = cmd.placement.placement == "in-memory";
+      in.db_in_memory = db.region().backend() == dimmap::Backend::memory;
       in.threads = threads;
       // Ranks on one node share its memory (Open MPI says how many there are).
       const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");

@@ -18,12 +18,8 @@
 namespace {
 
 void add_placement(CLI::App* app, kmer::DbPlacementOptions& p) {
-  app->add_option("--placement", p.placement,
-                  "in-memory: copy the DB to tmpfs (--memory-dir); external (= semi-external = "
-                  "full-external: the DB is the only big structure): on storage behind --backend")
-      ->check(CLI::IsMember({"in-memory", "external", "semi-external", "full-external"}))
-      ->capture_default_str();
-  p.flags.add_to(*app);
+  using namespace dimmap::cli;
+  add_placement_options(*app, *p.plan, kAllPlacementOptions & ~kPlaceEach);
   app->add_flag("--advise-random", p.advise_random, "mmap backend: MADV_RANDOM on the DB (no readahead)");
 }
 

@@ -4,7 +4,7 @@
 //              [--min-alloc=SIZE] [--huge-pages=auto|hugetlb|thp|small] [--reserve-huge-pages]
 //              [--stats] -- CMD ARGS...
 #include <CLI/CLI.hpp>
-#include <dimmap/command_line.hpp>
+#include <dimmap/cli.hpp>
 
 #include <cstdio>
 #include <string>
@@ -33,7 +33,17 @@ int main(int argc, char** argv) {
       "Exit status: CMD's, 128+N if signal N killed it, 127/126 if it cannot run, 2 for bad options,\n"
       "125 if dimmap-run itself failed.",
       "dimmap-run"};
-  app.add_option("--placement", opt.placement, "mmap, dimmap, memory or hpmmap (default mmap; none with --files)");
+  // The runtime's placement vocabulary (one structure: the big heap blocks), plus hpmmap.
+  dimmap::PlacementPlan heap_plan({{"heap"}}, dimmap::Preset::full_external);
+  app.add_option("--placement", opt.placement,
+                 "mmap, dimmap, memory or hpmmap; or the runtime's in-memory, full-external with --backend "
+                 "[mmap; none with --files] {DIMMAP_PLACEMENT}")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return text == "hpmmap" ? std::string() : dimmap::check_setting(dimmap::Setting::placement, text);
+          },
+          ""));
+  dimmap::cli::add_placement_options(app, heap_plan, dimmap::cli::kBackend | dimmap::cli::kBuffer);
   app.add_option("--files", opt.files,
                  "Directory whose files CMD maps read-only are cached by the DI-MMAP buffer (repeatable)")
       ->expected(1)
@@ -41,9 +51,6 @@ int main(int argc, char** argv) {
   app.add_option("--dir", opt.dir,
                  "Directory for the backing files (default: current directory for mmap/dimmap, "
                  "anonymous memory for memory)");
-  app.add_option("--buffer", opt.buffer,
-                 "DRAM of the placement: DI-MMAP buffer (dimmap, --files) or arena size (hpmmap); "
-                 "default DIMMAP_BUFFER, else half the memory limit (cgroup or MemAvailable), at most 256M");
   app.add_option("--min-alloc", opt.min_alloc,
                  "Smallest allocation that leaves the normal heap [1/32 of the memory limit, between 1M and 64M]");
   app.add_option("--huge-pages", opt.huge_pages, "hpmmap: auto, hugetlb, thp or small")->capture_default_str();
@@ -56,6 +63,7 @@ int main(int argc, char** argv) {
       "child made by fork() without exec, dimmap blocks of the parent are not mapped (touching them\n"
       "faults; free() is fine) and its new big allocations use mmap in DIR; mmap/memory-on-tmpfs blocks\n"
       "stay shared with the parent (MAP_SHARED files); anonymous and hpmmap memory is copy-on-write.\n"
+      "--buffer is the DRAM of the placement: the DI-MMAP buffer (dimmap, --files) or the arena (hpmmap).\n"
       "Examples: dimmap-run --placement=dimmap --dir=/data --buffer=1G -- ./bfs graph.bin\n"
       "          dimmap-run --files=/data/k2db --buffer=512M -- kraken2 --memory-mapping --db /data/k2db r.fq");
   // Options end at "--" (or, without it, at the first word that is not an option).
@@ -80,6 +88,9 @@ int main(int argc, char** argv) {
   // usage errors. What fails after that is dimmap-run's own failure, told apart from CMD's status.
   constexpr int kOwnFailure = 125;
   dimmap::preload::LaunchPlan plan;
+  opt.backend = heap_plan.settings().backend;
+  opt.buffer = heap_plan.settings().buffer;
+  opt.hot_fraction = heap_plan.hot_fraction();
   try {
     plan = dimmap::preload::plan_launch(opt);
   } catch (const std::exception& e) {

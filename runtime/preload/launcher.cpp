@@ -4,6 +4,7 @@
 #include <dimmap/dimmap.h>
 #include <dimmap/memory_limit.hpp>
 #include <dimmap/placement.hpp>
+#include <dimmap/placement_plan.hpp>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -149,15 +150,32 @@ std::string resolve_files_dir(const std::string& dir) {
   return real;
 }
 
+// The heap's placement: hpmmap, or the runtime's vocabulary (flag, else DIMMAP_PLACEMENT;
+// in-memory = memory, full- or semi-external = --backend).
+PlacementKind placement_kind(const LaunchOptions& opt, bool files) {
+  if (opt.placement == "hpmmap") return PlacementKind::hpmmap;
+  const char* env = std::getenv("DIMMAP_PLACEMENT");
+  if (opt.placement.empty() && !(env && *env)) return files ? PlacementKind::none : PlacementKind::mmap;
+  dimmap::PlacementPlan heap({{"heap"}}, dimmap::Preset::full_external);
+  heap.settings().placement = opt.placement;
+  heap.settings().backend = opt.backend;
+  heap.settings().buffer = opt.buffer;  // checked here only so that a flag hides its variable
+  if (opt.hot_fraction >= 0) heap.settings().hot_fraction = std::to_string(opt.hot_fraction);
+  try {
+    heap.validate();
+  } catch (const dimmap::Error& e) {
+    throw LaunchError(e.what());
+  }
+  if (heap.preset() == dimmap::Preset::in_memory) return PlacementKind::memory;
+  return heap.backend() == dimmap::Backend::dimmap ? PlacementKind::dimmap : PlacementKind::mmap;
+}
+
 LaunchPlan plan_launch(const LaunchOptions& opt) {
   LaunchPlan plan;
   for (const std::string& dir : opt.files) plan.files.push_back(resolve_files_dir(dir));
   const bool files = !plan.files.empty();
-  if (opt.placement.empty()) {
-    plan.placement = files ? PlacementKind::none : PlacementKind::mmap;
-  } else if (!parse_placement(opt.placement.c_str(), &plan.placement)) {
-    throw LaunchError("unknown placement '" + opt.placement + "' (expected mmap, dimmap, memory or hpmmap)");
-  }
+  plan.placement = placement_kind(opt, files);
+  plan.hot_fraction = opt.hot_fraction;
   if (opt.command.empty()) throw LaunchError("no command given (usage: dimmap-run [options] -- CMD ARGS...)");
   plan.command = opt.command;
   plan.stats = opt.stats;
@@ -200,10 +218,11 @@ LaunchPlan plan_launch(const LaunchOptions& opt) {
     if (plan.buffer_bytes == 0) throw LaunchError("--buffer must be above 0");
   }
   if (uses_dimmap) {
-    dimmap_config cfg;
-    if (dimmap_config_init(&cfg) < 0) throw LaunchError(dimmap_last_error());
-    cfg.buffer_bytes = plan.buffer_bytes;
-    if (dimmap_config_validate(&cfg) < 0) throw LaunchError(std::string("--buffer: ") + dimmap_last_error());
+    try {
+      dimmap::config_for_buffer(plan.buffer_bytes, plan.hot_fraction);
+    } catch (const dimmap::Error& e) {
+      throw LaunchError(std::string("--buffer: ") + e.what());
+    }
   }
   if (plan.placement == PlacementKind::hpmmap) {
     const uint64_t avail = meminfo_kib("MemAvailable") * 1024;
@@ -211,7 +230,7 @@ LaunchPlan plan_launch(const LaunchOptions& opt) {
       warn("the " + dimmap::format_size(plan.buffer_bytes) + " arena is more than the available memory (" +
            dimmap::format_size(avail) + "): reserving it may fail or push other programs out");
   } else if (plan.buffer_given && !uses_dimmap) {
-    warn("--buffer has no effect with --placement=" + opt.placement);
+    warn(std::string("--buffer has no effect with --placement=") + placement_name(plan.placement));
   }
 
   if (dimmap_hpmmap_parse_pages(opt.huge_pages.c_str(), &plan.huge_pages) < 0)
@@ -282,6 +301,7 @@ void apply_environment(const LaunchPlan& plan, const std::string& preload_librar
   setenv(kEnvStats, plan.stats ? "1" : "0", 1);
   if (plan.placement == PlacementKind::dimmap || !plan.files.empty())
     setenv("DIMMAP_BUFFER", std::to_string(plan.buffer_bytes).c_str(), 1);
+  if (plan.hot_fraction >= 0) setenv("DIMMAP_HOT_FRACTION", std::to_string(plan.hot_fraction).c_str(), 1);
   if (plan.placement == PlacementKind::hpmmap) {
     setenv(kEnvArena, std::to_string(plan.buffer_bytes).c_str(), 1);
     setenv(kEnvHugePages, dimmap_hpmmap_pages_name(plan.huge_pages), 1);

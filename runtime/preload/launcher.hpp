@@ -20,7 +20,9 @@ class LaunchError : public std::runtime_error {
 };
 
 struct LaunchOptions {
-  std::string placement;    // "" = mmap, or none when --files is given
+  std::string placement;    // "" = DIMMAP_PLACEMENT, else mmap, or none when --files is given
+  std::string backend;      // "" = DIMMAP_BACKEND, else mmap (with full-external)
+  double hot_fraction = -1;  // < 0 = DIMMAP_HOT_FRACTION, else libdimmap's default
   std::vector<std::string> files;  // --files: directories whose read-only mappings use the buffer
   std::string dir;         // "" = default for the placement
   std::string buffer;      // "" = DIMMAP_BUFFER, else from the memory limit (memory_limit.hpp)
@@ -38,6 +40,7 @@ struct LaunchPlan {
   std::vector<std::string> files;  // resolved --files directories
   uint64_t buffer_bytes = 0;
   bool buffer_given = false;
+  double hot_fraction = -1;
   uint64_t min_alloc = 0;
   dimmap_hpmmap_pages huge_pages = DIMMAP_HPMMAP_AUTO;
   bool reserve_huge_pages = false;

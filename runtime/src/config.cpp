@@ -1,6 +1,7 @@
 // config.cpp - defaults and DIMMAP_* environment variables for struct dimmap_config.
 #include <dimmap/dimmap.h>
 #include <dimmap/memory_limit.hpp>
+#include <dimmap/placement.hpp>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,10 +41,9 @@ int env_unsigned(const char* name, unsigned* out) {
   return 0;
 }
 
-}  // namespace
-
-extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
-  return dimmap::detail::guard_status("dimmap_config_init", [&]() -> int {
+// Defaults and DIMMAP_* variables; a size or hot fraction the caller gives (not null) is
+// used instead of its variable, which is then not read at all.
+int init_config(struct dimmap_config* cfg, const uint64_t* given_bytes, const double* given_hot) {
     std::memset(cfg, 0, sizeof *cfg);
     cfg->hot_fraction = 0.75;
     cfg->evict_fraction = 1.0 / 16;
@@ -54,7 +54,9 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
     cfg->readahead_pages = 64;
     cfg->engine = DIMMAP_ENGINE_UFFD;
 
-    if (const char* v = std::getenv("DIMMAP_BUFFER"); v && *v) {
+    if (given_bytes) {
+      cfg->buffer_bytes = *given_bytes;
+    } else if (const char* v = std::getenv("DIMMAP_BUFFER"); v && *v) {
       uint64_t bytes = 0;
       if (dimmap_parse_size(v, &bytes) < 0) {
         std::string why = dimmap_last_error();
@@ -66,7 +68,10 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
       cfg->buffer_bytes = dimmap::default_buffer_bytes(dimmap::memory_limit().bytes);
     }
     int rc;
-    if ((rc = env_double("DIMMAP_HOT_FRACTION", &cfg->hot_fraction)) < 0) return rc;
+    if (given_hot)
+      cfg->hot_fraction = *given_hot;
+    else if ((rc = env_double("DIMMAP_HOT_FRACTION", &cfg->hot_fraction)) < 0)
+      return rc;
     if ((rc = env_double("DIMMAP_EVICT_FRACTION", &cfg->evict_fraction)) < 0) return rc;
     if ((rc = env_unsigned("DIMMAP_EVICT_BATCH", &cfg->evict_batch)) < 0) return rc;
     if ((rc = env_unsigned("DIMMAP_IO_DEPTH", &cfg->io_depth)) < 0) return rc;
@@ -97,8 +102,24 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
       std::strcpy(cfg->perma, v);
     }
     return dimmap_config_validate(cfg);
-  });
 }
+
+}  // namespace
+
+extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
+  return dimmap::detail::guard_status("dimmap_config_init", [&] { return init_config(cfg, nullptr, nullptr); });
+}
+
+namespace dimmap {
+
+dimmap_config config_for_buffer(uint64_t bytes, double hot_fraction) {
+  dimmap_config cfg;
+  const double* hot = hot_fraction >= 0 ? &hot_fraction : nullptr;
+  if (init_config(&cfg, &bytes, hot) < 0) throw Error(dimmap_last_error());
+  return cfg;
+}
+
+}  // namespace dimmap
 
 extern "C" int dimmap_config_validate(const struct dimmap_config* cfg) {
   return dimmap::detail::guard_status("dimmap_config_validate", [&]() -> int {

@@ -158,12 +158,7 @@ Buffer::~Buffer() {
 }
 
 std::shared_ptr<Buffer> Buffer::create(uint64_t bytes, double hot_fraction) {
-  dimmap_config cfg;
-  if (dimmap_config_init(&cfg) < 0) throw Error(dimmap_last_error());
-  cfg.buffer_bytes = bytes;
-  if (hot_fraction >= 0) cfg.hot_fraction = hot_fraction;
-  if (dimmap_config_validate(&cfg) < 0) throw Error(dimmap_last_error());
-  return std::make_shared<Buffer>(cfg);
+  return std::make_shared<Buffer>(config_for_buffer(bytes, hot_fraction));
 }
 
 struct dimmap_stats Buffer::stats() const {

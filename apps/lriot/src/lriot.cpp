@@ -360,9 +360,13 @@ Result run(const Config& c) {
   r.config.sequence = params;
   r.hot_pages = hot_pages(params);
   if (c.mode == Mode::dimmap) {
-    dimmap_config defaults;
-    if (dimmap_config_init(&defaults) < 0) throw Error(std::string("dimmap configuration: ") + dimmap_last_error());
-    r.buffer_bytes_per_proc = (c.buffer_bytes ? c.buffer_bytes : defaults.buffer_bytes) / c.procs;
+    uint64_t bytes = c.buffer_bytes;
+    if (!bytes) {  // DIMMAP_BUFFER, else the memory-limit default
+      dimmap_config defaults;
+      if (dimmap_config_init(&defaults) < 0) throw Error(std::string("dimmap configuration: ") + dimmap_last_error());
+      bytes = defaults.buffer_bytes;
+    }
+    r.buffer_bytes_per_proc = bytes / c.procs;
   }
   try {
     r.resident_at_start = budget::resident_fraction(c.file);

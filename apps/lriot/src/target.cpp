@@ -124,10 +124,7 @@ class MmapTarget : public MappedTarget {
 class DimmapTarget : public MappedTarget {
  public:
   DimmapTarget(const Config& c, uint64_t pages, uint64_t buffer_bytes) : path_(c.file) {
-    dimmap_config cfg;
-    if (dimmap_config_init(&cfg) < 0) throw Error(std::string("dimmap configuration: ") + dimmap_last_error());
-    if (buffer_bytes) cfg.buffer_bytes = buffer_bytes;
-    if (c.hot_fraction >= 0) cfg.hot_fraction = c.hot_fraction;
+    dimmap_config cfg = dimmap::config_for_buffer(buffer_bytes, c.hot_fraction);
     if (dimmap_instance_create(&cfg, &instance_) < 0)
       throw Error("cannot create a DI-MMAP buffer of " + dimmap::format_size(cfg.buffer_bytes) + ": " +
                   dimmap_last_error());

@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
                "read-modify-writes on one file through O_DIRECT, the page cache, Linux mmap or DI-MMAP, and report "
                "IOPS."};
   lriot::Config c;
-  std::string mode = "mmap", pattern = "partitioned", create, buffer, advice = "random";
+  std::string mode = "mmap", pattern = "partitioned", create, advice = "random";
+  dimmap::PlacementPlan buffer_plan({}, dimmap::Preset::full_external);  // --buffer, --hot-fraction
   bool create_only = false, json = false;
   app.add_option("--file", c.file, "The file to test (made by --create for --verify)")->required();
   app.add_option("--create", create,
@@ -42,10 +43,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", c.sequence.seed, "Seed of the page sequence (same seed, same run)")->capture_default_str();
   auto* ops = app.add_option("--ops", c.ops, "Operations in all, split over the processes (0 = until --seconds)");
   auto* seconds = app.add_option("--seconds", c.seconds, "Stop after this many seconds (default 10; 0 = until --ops)");
-  app.add_option("--buffer", buffer, "dimmap: DI-MMAP buffer size for all processes together (default DIMMAP_BUFFER, "
-                                     "else half the memory limit, at most 256M)")
-      ->check(dimmap::cli::size_check());
-  app.add_option("--hot-fraction", c.hot_fraction, "dimmap: share of the buffer for the hot-page FIFO");
+  dimmap::cli::add_placement_options(app, buffer_plan, dimmap::cli::kBuffer);  // for all processes together
   app.add_option("--madvise", advice, "random (MADV_RANDOM / POSIX_FADV_RANDOM: no readahead) or normal")
       ->check(CLI::IsMember({"random", "normal"}))
       ->capture_default_str();
@@ -61,9 +59,11 @@ int main(int argc, char** argv) {
     c.mode = lriot::parse_mode(mode);
     c.sequence.pattern = lriot::parse_pattern(pattern);
     c.random_advice = advice == "random";
-    if (!buffer.empty()) {
-      c.buffer_bytes = dimmap::parse_size(buffer, "--buffer");
-      if (c.mode != lriot::Mode::dimmap) std::fprintf(stderr, "lriot: --buffer only applies to --mode=dimmap\n");
+    if (c.mode == lriot::Mode::dimmap) {
+      c.buffer_bytes = buffer_plan.buffer_bytes();
+      c.hot_fraction = buffer_plan.hot_fraction();
+    } else if (!buffer_plan.settings().buffer.empty()) {
+      std::fprintf(stderr, "lriot: --buffer only applies to --mode=dimmap\n");
     }
     if (ops->count() && !seconds->count()) c.seconds = 0;  // --ops alone: run them all
     if (!create.empty()) {

@@ -30,7 +30,7 @@ expect_error 1 "bad magic" query --file="$scratch/zeros"
 "$mb" build --size=1M --out="$scratch/v.bin" >/dev/null 2>&1 || { echo "FAIL: build" >&2; exit 1; }
 expect_error 2 "'0' is not a thread count" query --file="$scratch/v.bin" --threads=1,0
 expect_error 2 "'two' is not a thread count" query --file="$scratch/v.bin" --threads=two
-expect_error 2 "disk not in" query --file="$scratch/v.bin" --placement=disk
+expect_error 2 "--placement: 'disk' is not in-memory" query --file="$scratch/v.bin" --placement=disk
 expect_error 1 "holds a sorted-vector, not a ordered-map" query --file="$scratch/v.bin" --structure=ordered-map
 expect_error 2 "--backend" query --file="$scratch/v.bin" --backend=tape
 expect_error 1 "smaller than the minimum" query --file="$scratch/v.bin" --backend=dimmap --buffer=4K

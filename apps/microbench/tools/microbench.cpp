@@ -17,12 +17,6 @@
 
 namespace {
 
-dimmap::Placement query_placement(const std::string& preset, dimmap::PlacementFlags& flags) {
-  if (preset == "in-memory") return flags.memory_placement();
-  if (preset == "semi-external" || preset == "full-external") return flags.storage_placement();
-  throw dimmap::Error("unknown --placement '" + preset + "' (expected in-memory, semi-external or full-external)");
-}
-
 void print_buffer_stats(const dimmap::Placement& p) {
   if (p.backend != dimmap::Backend::dimmap || !p.buffer) return;
   const struct dimmap_stats s = p.buffer->stats();
@@ -42,7 +36,8 @@ int main(int argc, char** argv) {
   // build
   std::string structure = "sorted-vector", size = "256M", out;
   uint64_t seed = 1;
-  dimmap::PlacementFlags build_flags;
+  // The file is written on storage: --backend, --storage and the buffer, no preset.
+  dimmap::PlacementPlan build_plan({}, dimmap::Preset::full_external);
   CLI::App* build = app.add_subcommand("build", "Build a structure into a file once (written whole, then renamed)");
   const auto structures = CLI::IsMember({"sorted-vector", "ordered-map", "unordered-map"});
   build->add_option("--structure", structure, "sorted-vector, ordered-map or unordered-map")
@@ -53,18 +48,20 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   build->add_option("--out", out, "Output file")->required();
   build->add_option("--seed", seed, "Data-set seed")->capture_default_str();
-  build_flags.add_to(*build);
+  {
+    using namespace dimmap::cli;
+    add_placement_options(*build, build_plan, kBackend | kBuffer | kStorage | kDontneed);
+  }
 
   // query
-  std::string file, preset = "full-external", threads = "1,2,4,8", expect_structure;
+  std::string file, threads = "1,2,4,8", expect_structure;
   uint64_t queries = 1 << 20, query_seed = 7, verify = 0;
   double duration = 0;
-  dimmap::PlacementFlags query_flags;
+  // One structure, the file: semi-external is the same as full-external (it is the data, not
+  // an algorithm's scratch).
+  dimmap::PlacementPlan query_plan({{"structure"}}, dimmap::Preset::full_external);
   CLI::App* query = app.add_subcommand("query", "Look keys up with N threads; prints one TSV row per thread count");
   query->add_option("--file", file, "Structure file from 'microbench build'")->required();
-  query->add_option("--placement", preset, "in-memory, semi-external or full-external (the same for one structure)")
-      ->check(CLI::IsMember({"in-memory", "semi-external", "full-external"}))
-      ->capture_default_str();
   query->add_option("--threads", threads, "Comma-separated thread counts")
       ->check(dimmap::cli::thread_list())
       ->capture_default_str();
@@ -76,7 +73,10 @@ int main(int argc, char** argv) {
   query->add_option("--verify", verify, "Also compare N answers with a std:: container built in memory");
   bool advise_random = false;
   query->add_flag("--advise-random", advise_random, "mmap backend: MADV_RANDOM on the file (no readahead)");
-  query_flags.add_to(*query);
+  {
+    using namespace dimmap::cli;
+    add_placement_options(*query, query_plan, kAllPlacementOptions & ~kPlaceEach);
+  }
 
   // random-access
   microbench::RandomAccessOptions ra;
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
       opt.bytes = dimmap::parse_size(size, "--size");
       opt.seed = seed;
       opt.path = out;
-      opt.placement = build_flags.storage_placement();
+      opt.placement = build_plan.storage_placement();
       int last = -1;
       opt.progress = [&](double f) {
         const int pct = static_cast<int>(f * 10) * 10;
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     if (*query) {
       std::vector<unsigned> counts;
       dimmap::cli::read_thread_list(threads, counts);  // checked while parsing
-      dimmap::Placement placement = query_placement(preset, query_flags);
+      dimmap::Placement placement = query_plan.placement_of("structure");
       placement.advise_random = advise_random;
       std::fprintf(stderr, "microbench: opening '%s' on %s\n", file.c_str(), placement.describe().c_str());
       const microbench::StructureFile f = microbench::StructureFile::open(placement, file);

@@ -3,7 +3,7 @@
 
 #include <bwammap/index_check.hpp>
 #include <bwammap/placed_alloc.hpp>
-#include <bwammap/placement_plan.hpp>
+#include <bwammap/index_placement.hpp>
 
 #include <cstdint>
 #include <string>
@@ -40,7 +40,7 @@ struct IndexReport {
 // while large allocations go to plan.for_index(), verifies the result with check_index(),
 // then renames the five files into place (.sa last). Throws dimmap::Error; on any failure
 // (or a fatal error inside libbwa, which exits) no file with the final names is written.
-IndexReport build_index(const IndexOptions& options, PlacementPlan& plan);
+IndexReport build_index(const IndexOptions& options, IndexPlacement& plan);
 
 // bwa index -a names -> libbwa's BWTALGO_* codes; throws dimmap::Error for others.
 int algorithm_code(const std::string& name);

@@ -9,7 +9,7 @@
 
 #include <bwa/bwa.h>
 #include <bwammap/index_check.hpp>
-#include <bwammap/placement_plan.hpp>
+#include <bwammap/index_placement.hpp>
 #include <dimmap/placement.hpp>
 
 #include <optional>
@@ -21,7 +21,7 @@ class MappedIndex {
  public:
   // Checks the index files (check_index), maps them, reads .ann/.amb with libbwa.
   // Throws dimmap::Error.
-  MappedIndex(const std::string& prefix, PlacementPlan& plan);
+  MappedIndex(const std::string& prefix, IndexPlacement& plan);
   ~MappedIndex();
   MappedIndex(const MappedIndex&) = delete;
   MappedIndex& operator=(const MappedIndex&) = delete;

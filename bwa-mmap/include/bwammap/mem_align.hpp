@@ -2,7 +2,7 @@
 #pragma once
 
 #include <bwammap/mem_options.hpp>
-#include <bwammap/placement_plan.hpp>
+#include <bwammap/index_placement.hpp>
 
 #include <cstdint>
 #include <string>
@@ -23,6 +23,6 @@ struct MemReport {
 // and then aligns in batches exactly as bwa mem does (batch size -K, or 10M bases times -t;
 // one reader thread overlapping the aligner unless -1), writing SAM to options.output.
 // Throws dimmap::Error; a SAM file given with -o appears only when complete.
-MemReport run_mem(MemOptions& options, PlacementPlan& plan);
+MemReport run_mem(MemOptions& options, IndexPlacement& plan);
 
 }  // namespace bwammap

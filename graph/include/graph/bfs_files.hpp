@@ -6,22 +6,23 @@
 //   vertex    CSR offsets, vertex.dat (graph, read-only)
 //   edge      CSR targets, edge.dat   (graph, read-only)
 //
-// Presets, as in the DI-MMAP paper:
+// Where each lives comes from a dimmap::PlacementPlan (the runtime's vocabulary) with the five
+// files as its structures. Presets, as in the DI-MMAP paper:
 //   in-memory      all five in memory (tmpfs --memory-dir, or anonymous memory)
 //   semi-external  graph files on storage (--backend), algorithmic files in memory
 //   full-external  all five on storage (algorithmic scratch files in --storage)
-// Any file can be moved with an override: memory | storage (= --backend) | mmap | dimmap.
-// All dimmap files share one DI-MMAP buffer (--buffer). In --storage and --memory-dir,
-// "%r" becomes the MPI rank, so every rank can have its own directories.
+// Any file can be moved with --place-NAME. All dimmap files share the plan's buffer. In
+// --storage and --memory-dir, "%r" becomes the MPI rank.
 #pragma once
 
 #include <graph/bfs.hpp>
 #include <graph/csr.hpp>
 
-#include <dimmap/cli.hpp>
 #include <dimmap/placement.hpp>
+#include <dimmap/placement_plan.hpp>
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -32,10 +33,8 @@ inline constexpr std::array<BfsFile, 5> kBfsFiles = {BfsFile::queue, BfsFile::pr
                                                      BfsFile::vertex, BfsFile::edge};
 const char* to_string(BfsFile file);
 
-struct BfsPlacementChoice {
-  std::string preset = "in-memory";        // in-memory | semi-external | full-external
-  std::array<std::string, 5> overrides;    // per BfsFile: "" | memory | storage | mmap | dimmap
-};
+// A placement plan with the five files as its structures (default preset: in-memory).
+std::shared_ptr<dimmap::PlacementPlan> make_bfs_plan();
 
 struct BfsPlacements {
   std::array<dimmap::Placement, 5> file;
@@ -43,8 +42,8 @@ struct BfsPlacements {
   std::string describe() const;  // "queue=memory(/dev/shm) progress=... "
 };
 
-// Throws GraphError on an unknown preset or override.
-BfsPlacements resolve_placements(const BfsPlacementChoice& choice, dimmap::PlacementFlags& flags, int rank);
+// The five files' placements for MPI rank `rank`; throws dimmap::Error on a bad setting.
+BfsPlacements resolve_placements(dimmap::PlacementPlan& plan, int rank);
 
 // The five regions of one process (its slice of the graph in a distributed run).
 class BfsFiles {

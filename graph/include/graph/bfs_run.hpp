@@ -5,7 +5,7 @@
 #include <graph/bfs.hpp>
 #include <graph/bfs_files.hpp>
 
-#include <dimmap/cli.hpp>
+#include <dimmap/placement_plan.hpp>
 
 #include <cstdint>
 #include <iosfwd>
@@ -48,8 +48,7 @@ class SerialComm : public Comm {
 
 struct BfsOptions {
   std::string graph_dir;
-  BfsPlacementChoice placement;
-  dimmap::PlacementFlags flags;
+  std::shared_ptr<dimmap::PlacementPlan> placement = make_bfs_plan();  // shared by copies
   int threads = 0;                  // 0: OpenMP default (one per core)
   unsigned sort_batch = 0;          // queue chunks expanded in vertex order (0: by placement)
   unsigned vertex_ranges = 0;       // (level, vertex range) queue order (0: by placement)

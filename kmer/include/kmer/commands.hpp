@@ -5,7 +5,9 @@
 #include <kmer/database.hpp>
 #include <kmer/read_pairs.hpp>
 
-#include <dimmap/cli.hpp>
+#include <dimmap/placement_plan.hpp>
+
+#include <memory>
 
 #include <cstdint>
 #include <string>
@@ -13,14 +15,16 @@
 
 namespace kmer {
 
-// --placement=in-memory copies the DB into tmpfs (--memory-dir); external keeps it on
-// storage behind --backend=mmap|dimmap.
+// Where the DB lives: the runtime's placement plan with one structure, "db" (default
+// full-external). in-memory copies the DB into tmpfs (--memory-dir); semi- and full-external
+// keep it on storage behind --backend=mmap|dimmap (the DB is the only big structure).
 struct DbPlacementOptions {
-  std::string placement = "external";  // in-memory | external
-  dimmap::PlacementFlags flags;
-  bool advise_random = false;          // mmap: MADV_RANDOM (no readahead)
+  std::shared_ptr<dimmap::PlacementPlan> plan = std::make_shared<dimmap::PlacementPlan>(
+      std::vector<dimmap::Structure>{{"db"}}, dimmap::Preset::full_external);
+  bool advise_random = false;  // mmap: MADV_RANDOM (no readahead)
+  // The DB's placement, with a buffer of its own on dimmap so every run starts cold.
   dimmap::Placement resolve();
-  std::string describe();
+  std::string describe();  // "in-memory(/dev/shm)", "mmap", "dimmap(buffer 256M)"
 };
 
 // Throws kmer::Error if expected_k is set and the DB was built with another k.

@@ -38,6 +38,11 @@ uint64_t parse_size(std::string_view text, std::string_view what = "size");
 // 1536 -> "1.5K", 268435456 -> "256M".
 std::string format_size(uint64_t bytes);
 
+// The environment's configuration (DIMMAP_*) for a buffer of `bytes` and, if >= 0, that hot
+// fraction; the variables these two replace are not read (a flag wins over its variable).
+// Throws Error naming a bad variable or value.
+dimmap_config config_for_buffer(uint64_t bytes, double hot_fraction = -1.0);
+
 // One DI-MMAP page buffer: a fixed memory budget shared by the regions placed on it.
 class Buffer {
  public:
