@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kmer CLI end to end on real genomes (datasets/fetch-genomes --set ci): build both indexes,
-# classify on every placement (identical output), gzip input, lookups, real reads, and every
-# bad input of the issue (clear message naming the file, non-zero exit, no output left).
+# classify on every placement (identical output), gzip input, lookups, real reads, and bad
+# input - truncated or foreign DBs, malformed, empty or cut read files, a k mismatch, bad
+# --lookup-batch values (clear message naming the file, non-zero exit, no output left).
 set -euo pipefail
 KMER="${KMER:-$DIMMAP_BUILD_DIR/kmer/kmer}"
 SRC="${DIMMAP_SOURCE_DIR:?}"

@@ -1,5 +1,5 @@
-// FASTA/FASTQ reader: good input (plain, gzip, multi-line) and every malformed case of the
-// issue, each with the file name and line in the message.
+// FASTA/FASTQ reader: good input (plain, gzip, multi-line) and malformed or truncated records,
+// each refused with the file name and line in the message.
 #include <kmer/error.hpp>
 #include <kmer/read_pairs.hpp>
 #include <kmer/sequence_reader.hpp>

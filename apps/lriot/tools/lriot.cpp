@@ -10,7 +10,7 @@
 #include <string>
 
 int main(int argc, char** argv) {
-  CLI::App app{"LRIOT, the Livermore Random I/O Testbench: processes x threads issue random 4 KiB reads and "
+  CLI::App app{"LRIOT, the Livermore Random I/O Testbench: processes x threads perform random 4 KiB reads and "
                "read-modify-writes on one file through O_DIRECT, the page cache, Linux mmap or DI-MMAP, and report "
                "IOPS."};
   lriot::Config c;

@@ -74,8 +74,8 @@ void read_records(int fd, std::vector<CrashRecord>* out, std::chrono::steady_clo
   }
 }
 
-// For the lead's diagnosis of a lost page: the versions its words hold, whether the data
-// shows up a moment later (a write still landing after msync returned), and its history.
+// What a failure message needs to diagnose a lost page: the versions its words hold, whether
+// the data shows up a moment later (a write still landing after msync returned), and its history.
 std::string describe_lost_page(int fd, uint32_t p, const uint64_t* words,
                                const std::vector<CrashRecord>& records) {
   uint64_t lo = UINT64_MAX, hi = 0;
