@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   std::string store = "pwrite";
   app.add_option("file", path, "The file to read (e.g. on /dev/shm, so that no device time counts)")->required()
       ->check(CLI::ExistingFile);
-  app.add_option("--buffer", buffer_text, "Resident pages at most, as a size")->capture_default_str()
+  app.add_option("--resident", buffer_text, "Resident pages at most, as a size (the buffer of the bare mechanism)")->capture_default_str()
       ->check(dimmap::cli::size_check());
   app.add_option("--seconds", seconds, "How long to run")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_flag("--direct", direct, "Read FILE with O_DIRECT (a file on a disk: the device's time counts then)");
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   dimmap_parse_size(buffer_text.c_str(), &buffer_bytes);  // checked while parsing
   g.capacity = buffer_bytes / kPage;
   if (g.capacity < 2 * kBatch || g.pages < 4 * g.capacity) {
-    std::fprintf(stderr, "uffd-miss-floor: %s: want a file at least 4x --buffer, and --buffer >= 512K\n", path.c_str());
+    std::fprintf(stderr, "uffd-miss-floor: %s: want a file at least 4x --resident, and --resident >= 512K\n", path.c_str());
     return 2;
   }
   g.ring.resize(g.capacity);

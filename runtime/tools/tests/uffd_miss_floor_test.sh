@@ -9,7 +9,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 mkdir -p "$work"
 file=$work/floor.dat
 head -c 4194304 /dev/zero | tr '\000' '\001' > "$file"
-out=$("$tool" "$file" --buffer=512K --seconds=0.3) || fail "exit status $? (output: $out)"
+out=$("$tool" "$file" --resident=512K --seconds=0.3) || fail "exit status $? (output: $out)"
 echo "$out"
 echo "$out" | grep -Eq "^uffd-miss-floor: [0-9.]+K misses/s \([0-9]+% of [0-9]+ reads\), [0-9.]+ us of CPU per miss" ||
   fail "no rate line"
@@ -19,8 +19,8 @@ sum=$(echo "$out" | sed -n 's/.*sum of the bytes read \([0-9]*\))$/\1/p')
 misses=$(echo "$out" | sed -n 's/.*(\([0-9]*\)% of.*/\1/p')
 [ "$misses" -ge 50 ] || fail "only $misses% of reads missed on a file 8x the buffer"
 
-err=$("$tool" "$file" --buffer=4M 2>&1) && fail "a file smaller than 4x --buffer was accepted"
-echo "$err" | grep -q "at least 4x --buffer" || fail "unclear error: $err"
+err=$("$tool" "$file" --resident=4M 2>&1) && fail "a file smaller than 4x --resident was accepted"
+echo "$err" | grep -q "at least 4x --resident" || fail "unclear error: $err"
 "$tool" "$work/none" >/dev/null 2>&1 && fail "a missing file was accepted"
 rm -f "$file"
 echo "uffd-miss-floor test: ok"
