@@ -6,6 +6,7 @@
 // With --verify the whole file is checked before and after (pattern.cpp, the verifier):
 // every page intact, and the write counters grown by exactly the writes performed.
 #include <budget/page_cache.hpp>
+#include <dimmap/file_size.hpp>
 #include <dimmap/placement.hpp>
 #include <lriot/lriot.hpp>
 #include <lriot/pattern.hpp>
@@ -334,7 +335,7 @@ uint64_t file_size(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open --file '" + path + "': " + std::strerror(errno));
   try {
-    const uint64_t bytes = budget::file_or_device_size(fd, path);
+    const uint64_t bytes = dimmap::file_or_device_size(fd, path);
     close(fd);
     return bytes;
   } catch (...) {

@@ -1,5 +1,5 @@
 // pattern.cpp - filling, creating and verifying LRIOT pattern files.
-#include <budget/page_cache.hpp>
+#include <dimmap/file_size.hpp>
 #include <dimmap/placement.hpp>
 #include <fcntl.h>
 #include <lriot/pattern.hpp>
@@ -98,7 +98,7 @@ FileCheck verify_pattern_file(const std::string& path) {
   if (fd < 0) throw_errno("cannot open '" + path + "'", errno);
   FileCheck check;
   try {
-    check.pages = budget::file_or_device_size(fd, path) / kPageSize;
+    check.pages = dimmap::file_or_device_size(fd, path) / kPageSize;
   } catch (...) {
     close(fd);
     throw;
