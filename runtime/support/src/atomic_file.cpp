@@ -74,7 +74,8 @@ void PendingRename::commit(Durability durability) {
 
 AtomicFile::AtomicFile(std::string final_path, size_t buffer_bytes, std::string_view tag)
     : rename_(final_path, temporary_path(final_path, tag)), buffer_(std::max<size_t>(buffer_bytes, 1)) {
-  fd_ = ::open(rename_.temp_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Read-write, so callers may map it shared; the mode is 0666 & ~umask, as for any new file.
+  fd_ = ::open(rename_.temp_path().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) {
     const int err = errno;
     rename_.abort();  // nothing was created
