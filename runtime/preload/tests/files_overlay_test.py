@@ -286,7 +286,7 @@ def main():
     if not os.access(budget_tool, os.X_OK):
         print(f"skipped: {budget_tool} is not built (apps/budget)")
         return 77
-    work = tempfile.mkdtemp(prefix="files-overlay-", dir=os.environ.get("TMPDIR", "/var/tmp"))
+    work = tempfile.mkdtemp(prefix="files-overlay-", dir=os.environ.get("DIMMAP_TEST_DIR", "/var/tmp"))
     try:
         sides = Sides(dimmap_run, budget_tool, "32M", "8M")
         cli_part(dimmap_run, work)
