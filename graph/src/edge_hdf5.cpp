@@ -128,7 +128,7 @@ class Hdf5Writer : public EdgeWriter {
     file_ = -1;
     if (rc < 0) {
       output_.abort();
-      throw GraphError("cannot finish HDF5 file '" + tmp_ + "'");
+      throw GraphError("cannot finish HDF5 file '" + output_.final_path() + "'");
     }
     try {
       output_.commit();
