@@ -20,7 +20,7 @@ TOOLS = dict(arg.split("=", 1) for arg in sys.argv[1:] if "=" in arg)
 class Conventions(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.scratch = tempfile.TemporaryDirectory(prefix="cli-conventions-", dir=os.environ.get("DIMMAP_TEST_TMP"))
+        cls.scratch = tempfile.TemporaryDirectory(prefix="cli-conventions-", dir=os.environ.get("DIMMAP_TEST_DIR"))
         cls.work = cls.scratch.name
         cls.empty = cls.path("empty.dat")
         open(cls.empty, "w").close()

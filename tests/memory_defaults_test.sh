@@ -10,7 +10,7 @@ LIMITED="$SRC/bwa-mmap/tests/with_memory_limit.sh"
 declare -A tool
 for arg in "$@"; do tool[${arg%%=*}]=${arg#*=}; done
 limit=$((48 << 20))
-work=$(mktemp -d "${DIMMAP_TEST_TMP:-${TMPDIR:-/tmp}}/memory-defaults.XXXXXX")
+work=$(mktemp -d "${DIMMAP_TEST_DIR:-${TMPDIR:-/tmp}}/memory-defaults.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 

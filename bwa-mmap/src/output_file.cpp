@@ -1,6 +1,7 @@
 // output_file.cpp - temporary names, rename on commit, removal on every way out.
 #include <bwammap/output_file.hpp>
 #include <dimmap/placement.hpp>
+#include <dimmap/support/atomic_file.hpp>
 #include <signal.h>
 #include <unistd.h>
 
@@ -78,35 +79,37 @@ void untrack(const std::string& path) {
 }  // namespace
 
 std::string temporary_name(const std::string& final_path) {
-  return final_path + ".bwa-mmap-tmp." + std::to_string(::getpid());
+  return dimmap::support::temporary_path(final_path, "bwa-mmap-tmp");
 }
 
 PendingFiles::~PendingFiles() {
-  if (committed_) return;
-  for (const auto& [tmp, final_path] : files_) {
-    ::unlink(tmp.c_str());
-    untrack(tmp);
-  }
+  for (const auto& file : files_)
+    if (file.pending()) untrack(file.temp_path());
+  // Each PendingRename removes its temporary file unless committed.
 }
 
 const std::string& PendingFiles::add(const std::string& final_path, std::string tmp) {
   if (tmp.empty()) tmp = temporary_name(final_path);
   track(tmp);
-  files_.emplace_back(std::move(tmp), final_path);
-  return files_.back().first;
+  files_.emplace_back(final_path, std::move(tmp));
+  return files_.back().temp_path();
 }
 
 void PendingFiles::commit() {
   // Old outputs go first, so no mix of old and new files ever looks like a complete set.
   for (auto it = files_.rbegin(); it != files_.rend(); ++it)
-    if (::unlink(it->second.c_str()) != 0 && errno != ENOENT)
-      throw dimmap::Error("cannot replace '" + it->second + "': " + std::strerror(errno));
-  for (const auto& [tmp, final_path] : files_) {
-    if (::rename(tmp.c_str(), final_path.c_str()) != 0)
-      throw dimmap::Error("cannot rename '" + tmp + "' to '" + final_path + "': " + std::strerror(errno));
+    if (::unlink(it->final_path().c_str()) != 0 && errno != ENOENT)
+      throw dimmap::Error("cannot replace '" + it->final_path() + "': " + std::strerror(errno));
+  for (auto& file : files_) {
+    const std::string tmp = file.temp_path();
+    try {
+      file.commit();  // throws dimmap::Error naming both paths, having removed the temporary
+    } catch (...) {
+      untrack(tmp);
+      throw;
+    }
     untrack(tmp);
   }
-  committed_ = true;
 }
 
 OutputStream::OutputStream(const std::string& path) : path_(path) {

@@ -29,11 +29,4 @@ uint64_t peak_rss_bytes() {
   return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
 }
 
-std::string describe(const dimmap_stats_t& s) {
-  return "faults " + std::to_string(s.faults) + " (misses " + std::to_string(s.misses) + ", recoveries " +
-         std::to_string(s.recoveries) + ", hits " + std::to_string(s.hits) + "), evictions " +
-         std::to_string(s.evictions) + ", read " + dimmap::format_size(s.bytes_read) + ", written " +
-         dimmap::format_size(s.bytes_written);
-}
-
 }  // namespace bwammap

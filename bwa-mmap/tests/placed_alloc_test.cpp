@@ -21,7 +21,7 @@ constexpr size_t kBig = 3 << 20;   // bigger than the 1 MiB dimmap test buffer
 class PlacedAllocTest : public ::testing::TestWithParam<std::string> {
  protected:
   TempDir storage_;
-  TempDir tmpfs_{"/dev/shm"};
+  TempDir tmpfs_{"bwa-mmap-test", "/dev/shm"};
   dimmap::Placement placement() { return testing::test_placement(GetParam(), storage_.path(), tmpfs_.path()); }
 };
 

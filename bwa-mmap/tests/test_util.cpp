@@ -15,33 +15,6 @@ namespace bwammap::testing {
 
 const std::vector<std::string> kPlacementNames = {"memory", "tmpfs", "mmap", "dimmap"};
 
-TempDir::TempDir(const std::string& parent) {
-  std::string base = parent;
-  if (base.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    base = tmp && *tmp ? tmp : "/tmp";
-  }
-  std::string tmpl = base + "/bwa-mmap-test-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed under " + base);
-  path_ = buf.data();
-}
-
-TempDir::~TempDir() { run("rm -rf '" + path_ + "'"); }
-
-std::vector<std::string> TempDir::entries() const {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(path_.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
-    }
-    closedir(d);
-  }
-  return names;
-}
-
 void write_file(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
   out << content;

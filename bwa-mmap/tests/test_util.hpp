@@ -2,6 +2,7 @@
 #pragma once
 
 #include <dimmap/placement.hpp>
+#include <dimmap/testing/temp_dir.hpp>
 
 #include <cstdint>
 #include <string>
@@ -9,21 +10,8 @@
 
 namespace bwammap::testing {
 
-// A fresh directory under `parent` (default: $TMPDIR or /tmp), removed with its contents.
-class TempDir {
- public:
-  explicit TempDir(const std::string& parent = "");
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  // Names of the entries in the directory (to check that nothing is left behind).
-  std::vector<std::string> entries() const;
-
- private:
-  std::string path_;
-};
+// A fresh directory on real disk, removed with its contents.
+using TempDir = dimmap::testing::TempDir;
 
 void write_file(const std::string& path, const std::string& content);
 std::string read_file(const std::string& path);

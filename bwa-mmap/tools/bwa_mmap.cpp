@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
 #include <dimmap/memory_limit.hpp>
+#include <dimmap/support/stats_text.hpp>
 
 #include <cstdio>
 #include <string>
@@ -31,7 +32,7 @@ std::string join_args(int argc, char** argv) {
 void print_buffer_stats(const char* who, const bwammap::IndexPlacement& plan) {
   if (auto buffer = plan.buffer())
     std::fprintf(stderr, "[bwa-mmap %s] DI-MMAP buffer %s: %s\n", who,
-                 dimmap::format_size(buffer->config().buffer_bytes).c_str(), bwammap::describe(buffer->stats()).c_str());
+                 dimmap::format_size(buffer->config().buffer_bytes).c_str(), dimmap::support::stats_text(buffer->stats()).c_str());
 }
 
 }  // namespace

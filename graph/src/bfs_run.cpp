@@ -1,4 +1,5 @@
 // bfs_run.cpp - roots, timed searches, Graph500 TEPS, validation and output.
+#include <dimmap/support/stats_text.hpp>
 #include <graph/bfs_run.hpp>
 #include <graph/output_file.hpp>
 #include <graph/rmat.hpp>
@@ -209,16 +210,16 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
   for (BfsFile f : kBfsFiles)
     if (where[f].backend == dimmap::Backend::dimmap) buffer = where[f].buffer;
   if (buffer) {
+    // Summed over the ranks field by field: struct dimmap_stats holds only uint64_t counters.
     const struct dimmap_stats st = buffer->stats();
-    std::vector<uint64_t> v{st.faults, st.misses, st.recoveries, st.hits, st.hot_promotions, st.evictions,
-                            st.writebacks, st.bytes_read, st.bytes_written};
+    std::vector<uint64_t> v(sizeof st / sizeof(uint64_t));
+    std::memcpy(v.data(), &st, sizeof st);
     comm.sum(v);
+    struct dimmap_stats all {};
+    std::memcpy(&all, v.data(), sizeof all);
     if (leader)
       out << "dimmap buffer " << dimmap::format_size(buffer->config().buffer_bytes) << " (hot fraction "
-          << buffer->config().hot_fraction << "), all ranks: faults " << v[0] << ", misses " << v[1]
-          << ", recoveries " << v[2] << ", hits " << v[3] << ", hot promotions " << v[4] << ", evictions " << v[5]
-          << ", writebacks " << v[6] << ", read " << dimmap::format_size(v[7]) << ", written "
-          << dimmap::format_size(v[8]) << "\n";
+          << buffer->config().hot_fraction << "), all ranks: " << dimmap::support::stats_text(all) << "\n";
   }
 
   double inverse_sum = 0, time_sum = 0;

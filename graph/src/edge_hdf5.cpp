@@ -2,10 +2,9 @@
 #include <graph/edge_io.hpp>
 
 #ifdef GRAPH_HAVE_HDF5
+#include <dimmap/placement.hpp>
+#include <dimmap/support/atomic_file.hpp>
 #include <hdf5.h>
-#include <unistd.h>
-
-#include <cstdio>
 #endif
 
 namespace graph {
@@ -91,7 +90,7 @@ class Hdf5Reader : public EdgeReader {
 
 class Hdf5Writer : public EdgeWriter {
  public:
-  explicit Hdf5Writer(const std::string& path) : path_(path), tmp_(path + ".tmp-" + std::to_string(::getpid())) {
+  explicit Hdf5Writer(const std::string& path) : output_(path), tmp_(output_.temp_path()) {
     quiet_hdf5();
     file_ = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (file_ < 0) throw GraphError("cannot create HDF5 file '" + tmp_ + "'");
@@ -127,21 +126,27 @@ class Hdf5Writer : public EdgeWriter {
     dset_ = -1;
     const herr_t rc = H5Fclose(file_);
     file_ = -1;
-    if (rc < 0 || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      std::remove(tmp_.c_str());
-      throw GraphError("cannot finish HDF5 file '" + path_ + "'");
+    if (rc < 0) {
+      output_.abort();
+      throw GraphError("cannot finish HDF5 file '" + output_.final_path() + "'");
+    }
+    try {
+      output_.commit();
+    } catch (const dimmap::Error& e) {
+      throw GraphError(std::string("cannot finish HDF5 file: ") + e.what());
     }
   }
 
  private:
-  std::string path_, tmp_;
+  dimmap::support::PendingRename output_;  // HDF5 writes the temporary file by name
+  const std::string tmp_;
   hid_t file_ = -1, dset_ = -1;
   hsize_t rows_ = 0;
   void abort_file() {
     if (dset_ >= 0) H5Dclose(dset_);
     if (file_ >= 0) H5Fclose(file_);
     dset_ = file_ = -1;
-    std::remove(tmp_.c_str());
+    output_.abort();
   }
 };
 

@@ -1,7 +1,7 @@
 // ingest.cpp - chunked sort, sorted runs, k-way merge, streaming CSR writer.
 #include <graph/ingest.hpp>
 #include <graph/output_file.hpp>
-#include <graph/progress.hpp>
+#include <dimmap/support/progress.hpp>
 
 #include <omp.h>
 #include <sys/stat.h>
@@ -164,7 +164,7 @@ IngestReport ingest_into(const IngestOptions& opt) {
   info.source = opt.edges_path;
   uint64_t max_id = 0;
   size_t used = 0;
-  Progress progress("ingest: reading " + opt.edges_path, reader->size_hint(), opt.progress && reader->size_hint() > 0);
+  dimmap::support::ProgressReporter progress("ingest: reading " + opt.edges_path, reader->size_hint(), opt.progress && reader->size_hint() > 0);
   for (;;) {
     const size_t n = reader->read(batch.data(), std::min(batch.size(), (capacity - used) / 2));
     for (size_t i = 0; i < n; ++i) {

@@ -1,6 +1,6 @@
 // rmat_write.cpp - streams generated slices to disk; generation of the next slice overlaps
 // the write of the previous one.
-#include <graph/progress.hpp>
+#include <dimmap/support/progress.hpp>
 #include <graph/rmat.hpp>
 
 #include <algorithm>
@@ -13,7 +13,7 @@ void write_rmat(const RmatGenerator& gen, const std::string& path, EdgeFormat fo
                 uint64_t slice_edges) {
   auto writer = create_edge_writer(path, format);
   const uint64_t total = gen.edges();
-  Progress bar("rmat-gen: " + path, total, progress);
+  dimmap::support::ProgressReporter bar("rmat-gen: " + path, total, progress);
   std::vector<Edge> ready(std::min(slice_edges, total)), next(ready.size());
   uint64_t done = 0;
   uint64_t n = std::min<uint64_t>(ready.size(), total);

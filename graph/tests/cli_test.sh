@@ -3,7 +3,7 @@
 # Boost.Graph levels; thread-independent generation; HDF5; error messages and exit codes.
 set -euo pipefail
 bin="$1"   # directory with rmat-gen, graph-ingest, bfs, graph-bfs-reference
-work="$(mktemp -d "${GRAPH_TEST_TMP:-$PWD}/graph-cli-XXXXXX")"
+work="$(mktemp -d "${DIMMAP_TEST_DIR:-$PWD}/graph-cli-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 expect_error() {  # expect_error "message part" cmd...

@@ -1,4 +1,5 @@
 // Edge readers and writers: formats, round trips and the errors users see.
+#include <dimmap/support/atomic_file.hpp>
 #include <graph/edge_io.hpp>
 
 #include <gtest/gtest.h>
@@ -84,7 +85,7 @@ TEST(EdgeIo, Hdf5RoundTrip) {
   w->write(edges.data(), 60000);
   w->write(edges.data() + 60000, 40000);
   w->commit();
-  EXPECT_FALSE(std::filesystem::exists(dir / "g.h5.tmp-" + std::to_string(::getpid())));
+  EXPECT_FALSE(std::filesystem::exists(dimmap::support::temporary_path(dir / "g.h5")));
   const auto back = test::read_all_edges(dir / "g.h5", EdgeFormat::hdf5);
   ASSERT_EQ(back.size(), edges.size());
   for (size_t i = 0; i < edges.size(); ++i) ASSERT_TRUE(back[i].u == edges[i].u && back[i].v == edges[i].v) << i;

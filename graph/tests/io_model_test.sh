@@ -6,7 +6,7 @@
 #   level 0: vertex page 0, edge page 0 -> 2 pages; every later level 3 pages; 23 per search.
 set -euo pipefail
 bin="$1"; model="$2"
-work="$(mktemp -d "${GRAPH_TEST_TMP:-$PWD}/graph-io-model-XXXXXX")"
+work="$(mktemp -d "${DIMMAP_TEST_DIR:-$PWD}/graph-io-model-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 bin="$1"
 command -v mpirun >/dev/null || { echo "mpirun not installed"; exit 77; }
-work="$(mktemp -d "${GRAPH_TEST_TMP:-$PWD}/graph-mpi-XXXXXX")"
+work="$(mktemp -d "${DIMMAP_TEST_DIR:-$PWD}/graph-mpi-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none)

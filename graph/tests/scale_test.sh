@@ -3,7 +3,7 @@
 # the data 4x the DI-MMAP buffer, semi- and fully external, checked against Boost.Graph.
 set -euo pipefail
 bin="$1" scale="${2:-16}"
-work="$(mktemp -d "${GRAPH_TEST_TMP:-$PWD}/graph-scale-XXXXXX")"
+work="$(mktemp -d "${DIMMAP_TEST_DIR:-$PWD}/graph-scale-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 n=$((1 << scale))

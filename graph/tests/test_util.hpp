@@ -7,6 +7,8 @@
 #include <graph/rmat.hpp>
 #include <graph/types.hpp>
 
+#include <dimmap/testing/temp_dir.hpp>
+
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/visitors.hpp>
@@ -18,23 +20,8 @@
 
 namespace graph::test {
 
-// A fresh directory under the build tree (real disk, not tmpfs), removed at scope exit.
-class TempDir {
- public:
-  explicit TempDir(const std::string& name) {
-    const char* base = std::getenv("GRAPH_TEST_TMP");
-    std::filesystem::path root = base ? base : std::filesystem::current_path();
-    path_ = root / ("graph-test-" + name + "-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string str() const { return path_.string(); }
-  std::string operator/(const std::string& leaf) const { return (path_ / leaf).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+// A fresh directory on real disk (not tmpfs), removed at scope exit.
+using TempDir = dimmap::testing::TempDir;
 
 inline void write_edges(const std::string& path, const std::vector<Edge>& edges, EdgeFormat format = EdgeFormat::bin) {
   auto w = create_edge_writer(path, format);

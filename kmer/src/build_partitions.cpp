@@ -1,6 +1,7 @@
 // build_partitions.cpp - out-of-core scatter by k-mer prefix, then sort each partition.
 #include "build_partitions.hpp"
 
+#include <dimmap/support/progress.hpp>
 #include <kmer/error.hpp>
 #include <kmer/kmer_codec.hpp>
 #include <kmer/sequence_reader.hpp>
@@ -70,7 +71,7 @@ PartitionFiles::ScanStats PartitionFiles::scan(const std::vector<GenomeEntry>& g
   std::vector<std::mutex> locks(parts);
   uint64_t total_bytes = 0;
   for (const auto& g : genomes) total_bytes += g.bytes;
-  Progress bar("scanning genomes", total_bytes, progress);
+  dimmap::support::ProgressReporter bar("scanning genomes", total_bytes, progress);
   const unsigned shift = 2 * k_ - bits_;
   uint64_t bases = 0, records = 0;
   std::string error;
@@ -102,7 +103,7 @@ PartitionFiles::ScanStats PartitionFiles::scan(const std::vector<GenomeEntry>& g
             ++records;
           });
         }
-        bar.add(genomes[g].bytes);
+        bar.advance(genomes[g].bytes);
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(error_lock);
         if (error.empty()) error = e.what();
@@ -131,12 +132,12 @@ PartitionFiles::ScanStats PartitionFiles::scan(const std::vector<GenomeEntry>& g
 void PartitionFiles::reduce(uint64_t memory_bytes, bool progress, const Visitor& visit) {
   uint64_t total = 0;
   for (const auto& p : paths_) total += file_size(p);
-  Progress bar("sorting partitions", total, progress);
+  dimmap::support::ProgressReporter bar("sorting partitions", total, progress);
   for (const auto& p : paths_) {
     const uint64_t bytes = file_size(p);
     reduce_file(p, bits_, memory_bytes, visit);
     ::unlink(p.c_str());
-    bar.add(bytes);
+    bar.advance(bytes);
   }
   bar.finish();
 }

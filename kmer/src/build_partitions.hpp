@@ -4,7 +4,6 @@
 #pragma once
 
 #include <kmer/genome_list.hpp>
-#include <kmer/progress.hpp>
 
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,8 @@
 // classify_driver.cpp - the subcommands behind tools/kmer_main.cpp: placement of the DB,
 // batching reads through the classification kernel (OpenMP, optionally MPI), output files,
 // the lookup benchmark runs and `kmer info`.
+#include <dimmap/support/atomic_file.hpp>
+#include <dimmap/support/stats_text.hpp>
 #include <kmer/commands.hpp>
 #include <dimmap/memory_limit.hpp>
 #include <kmer/database.hpp>
@@ -64,23 +66,6 @@ void drop_file_cache(const std::string& path) {
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   ::close(fd);
 }
-
-std::string temp_name(const std::string& final_path) {
-  return final_path + ".tmp." + std::to_string(::getpid());
-}
-
-void rename_into_place(const std::string& temp, const std::string& final_path) {
-  if (std::rename(temp.c_str(), final_path.c_str()) != 0)
-    fail_at(final_path, 0, std::string("cannot rename output into place: ") + std::strerror(errno));
-}
-
-// Removes a temporary output unless released.
-struct TempFile {
-  std::string path;
-  ~TempFile() {
-    if (!path.empty()) ::unlink(path.c_str());
-  }
-};
 
 struct MpiContext {
   int rank = 0, size = 1;
@@ -181,7 +166,9 @@ int run_classify(ClassifyCommand& cmd) {
   MpiContext mpi;
   const std::string tsv_path = cmd.out + ".tsv", report_path = cmd.out + ".kreport";
   // Rank files while splitting; rank 0 merges them in input order at the end.
-  TempFile rank_file{mpi.size > 1 ? cmd.out + ".tsv.rank" + std::to_string(mpi.rank) + ".tmp" : temp_name(tsv_path)};
+  // With one rank, its file is the output under a temporary name.
+  dimmap::support::PendingRename rank_file{
+      tsv_path, mpi.size > 1 ? cmd.out + ".tsv.rank" + std::to_string(mpi.rank) + ".tmp" : ""};
   std::unordered_map<uint32_t, uint64_t> counts;
   uint64_t reads = 0, classified = 0, batches = 0, bases = 0;
   double seconds = 0, load_seconds = 0;  // classification (reads in, results out) and DB open
@@ -234,8 +221,8 @@ int run_classify(ClassifyCommand& cmd) {
     SortedBatchClassifier classifier(db, index, cmd.params, threads, cmd.lookup_batch, readahead);
     load_seconds = now_seconds() - t0;
     const double t1 = now_seconds();
-    std::ofstream out(rank_file.path);
-    if (!out) fail_at(rank_file.path, 0, "cannot create output file");
+    std::ofstream out(rank_file.temp_path());
+    if (!out) fail_at(rank_file.temp_path(), 0, "cannot create output file");
     if (mpi.rank == 0 && mpi.size == 1) out << "read_id\ttaxid\tscore\tmatch_type\n";
     // CRAM decoding gets the classifier's threads: reading and classifying take turns.
     ReadSource reader({cmd.reads, cmd.mates, cmd.interleaved, {cmd.reference, threads}});
@@ -293,7 +280,7 @@ int run_classify(ClassifyCommand& cmd) {
     // Every rank reads the whole input, so all of them see this alike.
     if (batches == 0) fail_at(cmd.reads, 0, "no reads (the file is empty)");
     out.close();
-    if (!out) fail_at(rank_file.path, 0, "cannot write output file");
+    if (!out) fail_at(rank_file.temp_path(), 0, "cannot write output file");
     seconds = now_seconds() - t1;
     if (db.region().backend() == dimmap::Backend::dimmap && dimmap_stats_for(db.region().data(), &dstats) == 0)
       have_dstats = true;
@@ -310,12 +297,14 @@ int run_classify(ClassifyCommand& cmd) {
   int rc = 0;
   if (mpi.rank == 0) {
     try {
-      TempFile tsv_tmp{temp_name(tsv_path)};
+      // One rank: its file is already the complete output under a temporary name.
+      dimmap::support::PendingRename tsv_tmp =
+          mpi.size > 1 ? dimmap::support::PendingRename(tsv_path) : std::move(rank_file);
       if (mpi.size > 1) {
         // Batches went round robin; every batch but the last has batch_reads reads.
         uint64_t total = 0;
         for (const auto& [t, c] : counts) total += c;
-        std::ofstream out(tsv_tmp.path);
+        std::ofstream out(tsv_tmp.temp_path());
         out << "read_id\ttaxid\tscore\tmatch_type\n";
         std::vector<std::unique_ptr<std::ifstream>> ins;
         for (int r = 0; r < mpi.size; ++r)
@@ -326,24 +315,20 @@ int run_classify(ClassifyCommand& cmd) {
           done += n;
         }
         out.close();
-        if (!out) fail_at(tsv_tmp.path, 0, "cannot write output file");
+        if (!out) fail_at(tsv_tmp.temp_path(), 0, "cannot write output file");
         reads = total;
         classified = total - (counts.count(0) ? counts[0] : 0);
-      } else {
-        tsv_tmp.path.swap(rank_file.path);  // already complete under a temporary name
       }
       Database db = Database::open(cmd.db);  // the taxonomy for the report (header + small section)
-      TempFile report_tmp{temp_name(report_path)};
+      dimmap::support::PendingRename report_tmp{report_path};
       {
-        std::ofstream rep(report_tmp.path);
+        std::ofstream rep(report_tmp.temp_path());
         write_kreport(rep, db.taxonomy(), counts);
         rep.close();
-        if (!rep) fail_at(report_tmp.path, 0, "cannot write report");
+        if (!rep) fail_at(report_tmp.temp_path(), 0, "cannot write report");
       }
-      rename_into_place(tsv_tmp.path, tsv_path);
-      tsv_tmp.path.clear();
-      rename_into_place(report_tmp.path, report_path);
-      report_tmp.path.clear();
+      tsv_tmp.commit();
+      report_tmp.commit();
       std::fprintf(stderr,
                    "kmer classify: %llu reads, %.2f%% classified, %.2f s (+ %.2f s opening the DB), %.0f reads/s, "
                    "%d rank(s), DB %s\n",
@@ -351,10 +336,7 @@ int run_classify(ClassifyCommand& cmd) {
                    load_seconds,
                    seconds > 0 ? reads / seconds : 0.0, mpi.size, placement_text.c_str());
       if (have_dstats)
-        std::fprintf(stderr, "kmer classify: dimmap faults %llu misses %llu recoveries %llu evictions %llu\n",
-                     static_cast<unsigned long long>(dstats.faults), static_cast<unsigned long long>(dstats.misses),
-                     static_cast<unsigned long long>(dstats.recoveries),
-                     static_cast<unsigned long long>(dstats.evictions));
+        std::fprintf(stderr, "kmer classify: dimmap buffer: %s\n", dimmap::support::stats_text(dstats).c_str());
       std::printf("reads\t%llu\nclassified\t%llu\nseconds\t%.3f\nload_seconds\t%.3f\nreads_per_second\t%.1f\n"
                   "bases\t%llu\nranks\t%d\n",
                   static_cast<unsigned long long>(reads), static_cast<unsigned long long>(classified), seconds,
@@ -398,12 +380,8 @@ int run_lookup(LookupCommand& cmd) {
                   static_cast<unsigned long long>(r.lookups), r.seconds, r.lookups_per_second(), r.hit_rate());
       struct dimmap_stats ds {};
       if (db.region().backend() == dimmap::Backend::dimmap && dimmap_stats_for(db.region().data(), &ds) == 0)
-        std::fprintf(stderr, "kmer lookup: dimmap faults %llu (%.2f per lookup), misses %llu, recoveries %llu, "
-                     "hot promotions %llu, evictions %llu in %llu batches\n",
-                     (unsigned long long)ds.faults, r.lookups ? double(ds.faults) / r.lookups : 0.0,
-                     (unsigned long long)ds.misses, (unsigned long long)ds.recoveries,
-                     (unsigned long long)ds.hot_promotions, (unsigned long long)ds.evictions,
-                     (unsigned long long)ds.eviction_batches);
+        std::fprintf(stderr, "kmer lookup: dimmap buffer: %.2f faults per lookup; %s\n",
+                     r.lookups ? double(ds.faults) / r.lookups : 0.0, dimmap::support::stats_text(ds).c_str());
       std::fflush(stdout);
       if (csv)
         csv << kind << ',' << where << ',' << threads << ',' << run << ',' << r.lookups << ',' << r.hits << ','

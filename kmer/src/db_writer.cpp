@@ -3,7 +3,8 @@
 #include "db_writer.hpp"
 
 #include <kmer/error.hpp>
-#include <kmer/progress.hpp>
+#include <dimmap/support/atomic_file.hpp>
+#include <dimmap/support/progress.hpp>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -67,55 +68,29 @@ class RecordReader {
 // The output file: created under a temporary name, mapped read-write, renamed on commit().
 class OutputFile {
  public:
-  OutputFile(const std::string& final_path, uint64_t bytes) : final_(final_path), bytes_(bytes) {
-    temp_ = final_path + ".tmp.XXXXXX";
-    fd_ = ::mkstemp(temp_.data());
-    if (fd_ < 0) fail_at(final_path, 0, std::string("cannot create temporary output: ") + std::strerror(errno));
-    const mode_t mask = ::umask(0);  // mkstemp makes 0600; give the DB the usual 0666 & ~umask
-    ::umask(mask);
-    ::fchmod(fd_, 0666 & ~mask);
-    if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
-      const int err = errno;
-      cleanup();
-      fail_at(final_path, 0, std::string("cannot size output file: ") + std::strerror(err));
-    }
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      cleanup();
-      fail_at(final_path, 0, std::string("cannot map output file: ") + std::strerror(err));
-    }
+  OutputFile(const std::string& final_path, uint64_t bytes) : file_(final_path, 1), bytes_(bytes) {
+    if (::ftruncate(file_.fd(), static_cast<off_t>(bytes)) != 0)
+      fail_at(final_path, 0, std::string("cannot size output file: ") + std::strerror(errno));
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, file_.fd(), 0);
+    if (p == MAP_FAILED) fail_at(final_path, 0, std::string("cannot map output file: ") + std::strerror(errno));
     data_ = static_cast<uint8_t*>(p);
   }
-  ~OutputFile() { cleanup(); }
+  ~OutputFile() {
+    if (data_) ::munmap(data_, bytes_);
+  }
   uint8_t* data() { return data_; }
 
   void commit() {
-    if (::msync(data_, bytes_, MS_SYNC) != 0) fail_at(final_, 0, std::string("msync: ") + std::strerror(errno));
+    if (::msync(data_, bytes_, MS_SYNC) != 0) fail_at(file_.path(), 0, std::string("msync: ") + std::strerror(errno));
     ::munmap(data_, bytes_);
     data_ = nullptr;
-    if (::fsync(fd_) != 0) fail_at(final_, 0, std::string("fsync: ") + std::strerror(errno));
-    ::close(fd_);
-    fd_ = -1;
-    if (::rename(temp_.c_str(), final_.c_str()) != 0)
-      fail_at(final_, 0, std::string("cannot rename the finished DB into place: ") + std::strerror(errno));
-    temp_.clear();
+    file_.commit(dimmap::support::Durability::sync);
   }
 
  private:
-  std::string final_, temp_;
+  dimmap::support::AtomicFile file_;  // removes the temporary file unless committed
   uint64_t bytes_;
-  int fd_ = -1;
   uint8_t* data_ = nullptr;
-
-  void cleanup() {
-    if (data_) ::munmap(data_, bytes_);
-    data_ = nullptr;
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    if (!temp_.empty()) ::unlink(temp_.c_str());
-    temp_.clear();
-  }
 };
 
 void copy_file_into(const std::string& path, uint8_t* dest, uint64_t bytes) {
@@ -154,7 +129,7 @@ struct ValueEncoder {
 
 template <typename Entry>
 void fill_two_level(const WriterInput& in, const std::vector<uint64_t>& first, unsigned suffix_bits,
-                    const ValueEncoder& encode, uint8_t* out, Progress& bar) {
+                    const ValueEncoder& encode, uint8_t* out, dimmap::support::ProgressReporter& bar) {
   auto* entries = reinterpret_cast<Entry*>(out);
   const uint64_t mask = suffix_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << suffix_bits) - 1;
   uint64_t current_prefix = ~uint64_t{0}, cursor = 0;
@@ -172,7 +147,7 @@ void fill_two_level(const WriterInput& in, const std::vector<uint64_t>& first, u
       e.suffix = static_cast<decltype(e.suffix)>(r.kmer & mask);
       e.value = static_cast<decltype(e.value)>(encode(r.value));
     }
-    bar.add(chunk.size());
+    bar.advance(chunk.size());
   }
 }
 
@@ -281,7 +256,7 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
   std::memcpy(base + h.sections[kSectionTaxonomy].offset, in.taxonomy.data(), in.taxonomy.size());
   copy_file_into(in.values_path, base + h.sections[kSectionValues].offset, h.sections[kSectionValues].bytes);
 
-  Progress bar("writing index", in.kmers, in.progress);
+  dimmap::support::ProgressReporter bar("writing index", in.kmers, in.progress);
   if (in.kind == IndexKind::two_level) {
     std::memcpy(base + h.sections[kSectionFirstLevel].offset, first.data(), first.size() * sizeof(uint64_t));
     uint8_t* second = base + h.sections[kSectionSecondLevel].offset;
@@ -310,7 +285,7 @@ uint64_t write_database(const WriterInput& in, const std::string& out_path) {
         nodes[i] = HashNode{r.kmer, buckets[b], r.value};
         buckets[b] = ++i;
       }
-      bar.add(chunk.size());
+      bar.advance(chunk.size());
     }
   }
   bar.finish();

@@ -155,7 +155,7 @@ TEST(ClassifySortedBatch, RejectsABadLookupBatch) {
 }
 
 TEST(Kreport, CountsCladesAndRankCodes) {
-  kmer_test::ScratchDir d;
+  kmer_test::TempDir d;
   kmer_test::write_taxonomy(d, kmer_test::small_tree());
   const auto tax = kmer::Taxonomy::load_dir(d.file("tax"));
   std::ostringstream out;

@@ -7,7 +7,7 @@ set -euo pipefail
 KMER="${KMER:-$DIMMAP_BUILD_DIR/kmer/kmer}"
 SRC="${DIMMAP_SOURCE_DIR:?}"
 CACHE="${DIMMAP_DATA_CACHE:-$HOME/.cache/dimmap}"
-work="$(mktemp -d "${TMPDIR:-/var/tmp}/kmer-cli.XXXXXX")"
+work="$(mktemp -d "${DIMMAP_TEST_DIR:-/var/tmp}/kmer-cli.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass=0

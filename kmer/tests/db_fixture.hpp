@@ -11,7 +11,7 @@
 namespace kmer_test {
 
 struct SmallReference {
-  ScratchDir dir;
+  TempDir dir;
   std::vector<std::pair<std::string, uint32_t>> genomes;  // sequence, taxid
   std::string list;
 

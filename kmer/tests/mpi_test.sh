@@ -6,7 +6,7 @@ KMER="${KMER:-$DIMMAP_BUILD_DIR/kmer/kmer}"
 SRC="${DIMMAP_SOURCE_DIR:?}"
 CACHE="${DIMMAP_DATA_CACHE:-$HOME/.cache/dimmap}"
 command -v mpirun >/dev/null || { echo "mpirun not installed (Debian openmpi-bin)"; exit 77; }
-work="$(mktemp -d "${TMPDIR:-/var/tmp}/kmer-mpi.XXXXXX")"
+work="$(mktemp -d "${DIMMAP_TEST_DIR:-/var/tmp}/kmer-mpi.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 list="$("$SRC/datasets/fetch-genomes" "$CACHE/kmer-ci" --set ci 2>/dev/null)"
 "$SRC/datasets/simulate-reads" --genomes "$list" --reads 2500 --out "$work/reads" --seed 5 2>/dev/null

@@ -7,7 +7,7 @@
 # its reference are refused, naming the file, with nothing left behind.
 set -euo pipefail
 KMER="${KMER:-$DIMMAP_BUILD_DIR/kmer/kmer}"
-work="$(mktemp -d "${TMPDIR:-/var/tmp}/kmer-formats.XXXXXX")"
+work="$(mktemp -d "${DIMMAP_TEST_DIR:-/var/tmp}/kmer-formats.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "${BASH_SOURCE[0]}")/two_species_taxonomy.sh"

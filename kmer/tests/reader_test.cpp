@@ -10,7 +10,7 @@
 
 namespace {
 
-using kmer_test::ScratchDir;
+using kmer_test::TempDir;
 
 std::vector<kmer::SequenceRecord> read_all(const std::string& path) {
   kmer::SequenceReader r(path);
@@ -43,7 +43,7 @@ void gzip_file(const std::string& text, const std::string& path, bool truncate =
 }
 
 TEST(Reader, FastaMultiLineAndFastqMixed) {
-  ScratchDir d;
+  TempDir d;
   const auto p = d.write("a.fa", ">one desc\nACGT\nNNac\n\n>two\nGG\n");
   auto recs = read_all(p);
   ASSERT_EQ(recs.size(), 2u);
@@ -59,7 +59,7 @@ TEST(Reader, FastaMultiLineAndFastqMixed) {
 }
 
 TEST(Reader, GzipEqualsPlain) {
-  ScratchDir d;
+  TempDir d;
   std::string text;
   for (int i = 0; i < 5000; ++i) text += "@r" + std::to_string(i) + "\nACGTACGTAC\n+\nIIIIIIIIII\n";
   const auto plain = d.write("r.fq", text);
@@ -71,7 +71,7 @@ TEST(Reader, GzipEqualsPlain) {
 }
 
 TEST(Reader, MalformedInputNamesFileAndLine) {
-  ScratchDir d;
+  TempDir d;
   std::string e = error_of(d.write("noplus.fq", "@r1\nACGT\n@r2\nACGT\n+\nIIII\n"));
   EXPECT_NE(e.find("noplus.fq:3"), std::string::npos) << e;
   EXPECT_NE(e.find("'+'"), std::string::npos) << e;
@@ -101,7 +101,7 @@ TEST(Reader, MalformedInputNamesFileAndLine) {
 // A file cut anywhere inside a record is refused, naming the file, line and record; a cut
 // between records cannot be seen (tests/truncated_reads.sh cuts real files at every byte).
 TEST(Reader, TruncatedRecordsAreRefused) {
-  ScratchDir d;
+  TempDir d;
   struct Case {
     const char* name;
     const char* text;
@@ -122,7 +122,7 @@ TEST(Reader, TruncatedRecordsAreRefused) {
 // SAM (BAM and CRAM decode to the same records; tests/read_formats.sh covers those files):
 // primary records only, reverse-strand bases turned back, names cut at the first blank.
 TEST(Reader, SamPrimaryRecordsAsSequenced) {
-  ScratchDir d;
+  TempDir d;
   const std::string header = "@HD\tVN:1.6\tSO:unsorted\n@SQ\tSN:chr\tLN:1000\n";
   const auto p = d.write("a.sam", header +
                                       "fwd\t0\tchr\t1\t60\t8M\t*\t0\t0\tACGTTGCA\tIIIIIIII\n"
@@ -152,7 +152,7 @@ TEST(Reader, SamPrimaryRecordsAsSequenced) {
 
 // Mates: joined with an N, named without /1; a missing or foreign mate names file and record.
 TEST(Reader, PairsJoinMates) {
-  ScratchDir d;
+  TempDir d;
   const auto r1 = d.write("r1.fq", "@p1/1\nACGT\n+\nIIII\n@p2/1\nGGGG\n+\nIIII\n");
   const auto r2 = d.write("r2.fq", "@p1/2\nTTTT\n+\nIIII\n@p2/2\nCCCC\n+\nIIII\n");
   kmer::ReadSource pairs({r1, r2, false, {}});

@@ -7,10 +7,10 @@
 
 namespace {
 
-using kmer_test::ScratchDir;
+using kmer_test::TempDir;
 
 TEST(Taxonomy, LoadsLineagesAndRanks) {
-  ScratchDir d;
+  TempDir d;
   kmer_test::write_taxonomy(d, kmer_test::small_tree());
   const auto t = kmer::Taxonomy::load_dir(d.file("tax"));
   EXPECT_EQ(t.size(), 11u);
@@ -35,7 +35,7 @@ TEST(Taxonomy, LoadsLineagesAndRanks) {
 }
 
 TEST(Taxonomy, ReductionMovesDeepestTaxaUpUntilShortEnough) {
-  ScratchDir d;
+  TempDir d;
   kmer_test::write_taxonomy(d, kmer_test::small_tree());
   const auto t = kmer::Taxonomy::load_dir(d.file("tax"));
   const kmer::TaxonCounts in{{101, 1}, {200, 1}, {1001, 2}, {1002, 3}};
@@ -50,7 +50,7 @@ TEST(Taxonomy, ReductionMovesDeepestTaxaUpUntilShortEnough) {
   EXPECT_EQ(kmer::reduce_toward_lca(in, t, 1), (kmer::TaxonCounts{{2, 7}}));
 }
 
-std::string load_error(const ScratchDir& d, const std::string& nodes, const std::string& names = "") {
+std::string load_error(const TempDir& d, const std::string& nodes, const std::string& names = "") {
   d.write("bad/nodes.dmp", nodes);
   d.write("bad/names.dmp", names);
   try {
@@ -62,7 +62,7 @@ std::string load_error(const ScratchDir& d, const std::string& nodes, const std:
 }
 
 TEST(Taxonomy, MalformedDumpsFailWithFileAndLine) {
-  ScratchDir d;
+  TempDir d;
   ::mkdir(d.file("bad").c_str(), 0755);
   std::string e = load_error(d, "1\t|\t1\t|\tno rank\t|\n2\t|\tx\t|\tgenus\t|\n");
   EXPECT_NE(e.find("nodes.dmp:2"), std::string::npos) << e;

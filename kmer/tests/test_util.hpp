@@ -2,6 +2,7 @@
 // NCBI-format taxonomies, random genomes.
 #pragma once
 
+#include <dimmap/testing/temp_dir.hpp>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,32 +15,15 @@
 
 namespace kmer_test {
 
-// A directory under $TMPDIR (or /var/tmp: real disk, not tmpfs) removed with its files.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const char* base = std::getenv("TMPDIR");
-    path_ = std::string(base && *base ? base : "/var/tmp") + "/kmer-test.XXXXXX";
-    if (!::mkdtemp(path_.data())) throw std::runtime_error("mkdtemp failed");
-  }
-  ~ScratchDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(file(name), std::ios::binary) << text;
-    return file(name);
-  }
-
- private:
-  std::string path_;
-};
+// A directory on real disk (not tmpfs), removed with its files.
+using TempDir = dimmap::testing::TempDir;
 
 // nodes.dmp/names.dmp lines for (taxid, parent, rank, name) rows.
 struct Node {
   uint32_t taxid, parent;
   std::string rank, name;
 };
-inline void write_taxonomy(const ScratchDir& dir, const std::vector<Node>& nodes, const std::string& sub = "tax") {
+inline void write_taxonomy(const TempDir& dir, const std::vector<Node>& nodes, const std::string& sub = "tax") {
   ::mkdir(dir.file(sub).c_str(), 0755);
   std::ofstream n(dir.file(sub + "/nodes.dmp")), m(dir.file(sub + "/names.dmp"));
   for (const auto& x : nodes) {

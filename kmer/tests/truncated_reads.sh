@@ -5,7 +5,7 @@
 set -euo pipefail
 KMER="${KMER:-$DIMMAP_BUILD_DIR/kmer/kmer}"
 SRC="${DIMMAP_SOURCE_DIR:?}"
-work="$(mktemp -d "${TMPDIR:-/var/tmp}/kmer-truncated.XXXXXX")"
+work="$(mktemp -d "${DIMMAP_TEST_DIR:-/var/tmp}/kmer-truncated.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 . "$(dirname "${BASH_SOURCE[0]}")/two_species_taxonomy.sh"

@@ -21,6 +21,7 @@
 //     preload (nothing of the old process's state survives exec).
 #include <dimmap/dimmap.h>
 #include <dimmap/hpmmap.h>
+#include <dimmap/support/stats_text.hpp>
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -117,7 +118,7 @@ OverlayTable& overlay_table() { return g.overlay; }
 
 // One line to stderr, written at once (no stdio buffering that could allocate or tear).
 void report(const char* fmt, ...) {
-  char line[1024];
+  char line[2048];  // room for the stats line with every counter
   int n = std::snprintf(line, sizeof line, "dimmap-run[%d]: ", static_cast<int>(getpid()));
   va_list ap;
   va_start(ap, fmt);
@@ -325,7 +326,7 @@ __attribute__((destructor)) void preload_exit() {
   Guard guard;
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  char extra[512] = "";
+  char extra[1024] = "";
   if (dimmap_hpmmap_arena* a = g.arena.load()) {
     struct dimmap_hpmmap_stats s;
     dimmap_hpmmap_stats(a, &s);
@@ -336,13 +337,8 @@ __attribute__((destructor)) void preload_exit() {
   } else if (g.dimmap) {
     struct dimmap_stats s;
     dimmap_instance_stats(g.dimmap, &s);
-    std::snprintf(extra, sizeof extra,
-                  " dimmap_faults=%llu misses=%llu recoveries=%llu prefetched=%llu evictions=%llu writebacks=%llu "
-                  "bytes_read=%llu",
-                  static_cast<unsigned long long>(s.faults), static_cast<unsigned long long>(s.misses),
-                  static_cast<unsigned long long>(s.recoveries), static_cast<unsigned long long>(s.prefetched),
-                  static_cast<unsigned long long>(s.evictions), static_cast<unsigned long long>(s.writebacks),
-                  static_cast<unsigned long long>(s.bytes_read));
+    extra[0] = ' ';
+    dimmap::support::format_stats_fields(extra + 1, sizeof extra - 1, s, "dimmap_");
   }
   char file_part[256] = "";
   if (g.cfg.files[0])

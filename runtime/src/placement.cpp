@@ -1,8 +1,7 @@
 // placement.cpp - memory, mmap and dimmap placements behind one Region type.
+#include <dimmap/file_size.hpp>
 #include <dimmap/placement.hpp>
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,18 +35,6 @@ struct Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
 };
-
-uint64_t file_size(int fd, const std::string& path) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) throw_errno("cannot stat '" + path + "'", errno);
-  if (S_ISBLK(st.st_mode)) {
-    uint64_t bytes = 0;
-    if (ioctl(fd, BLKGETSIZE64, &bytes) != 0) throw_errno("cannot size block device '" + path + "'", errno);
-    return bytes;
-  }
-  if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file or block device");
-  return static_cast<uint64_t>(st.st_size);
-}
 
 // An unnamed file in dir (O_TMPFILE), or a named one unlinked at once where O_TMPFILE is
 // not supported. Either way nothing is left behind if the process dies.
@@ -268,7 +255,7 @@ Region Region::open(const Placement& placement, const std::string& path, Access 
     throw Error("'" + path + "': a memory placement holds a copy, so it can only be opened read-only");
   Fd fd(::open(path.c_str(), (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC));
   if (fd.fd < 0) throw_errno("cannot open '" + path + "'", errno);
-  const uint64_t bytes = file_size(fd.fd, path);
+  const uint64_t bytes = file_or_device_size(fd.fd, path);
   if (bytes == 0) throw Error("'" + path + "' is empty");
 
   Region r;

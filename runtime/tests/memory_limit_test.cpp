@@ -2,6 +2,7 @@
 // machine, and the buffer and placement-threshold defaults derived from it.
 #include <dimmap/memory_limit.hpp>
 #include <dimmap/placement.hpp>
+#include <dimmap/testing/temp_dir.hpp>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -25,13 +26,6 @@ const char* const kMeminfo = "MemTotal:        8388608 kB\nMemFree:         1000
 // A fake root with /proc/self/{cgroup,mountinfo}, /proc/meminfo and cgroup files.
 class FakeRoot : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/memory-limit-test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
   void put(const std::string& path, const std::string& text) {
     const fs::path p = root_ + path;
     fs::create_directories(p.parent_path());
@@ -43,7 +37,8 @@ class FakeRoot : public ::testing::Test {
     put("/proc/meminfo", meminfo);
   }
 
-  std::string root_;
+  dimmap::testing::TempDir dir_{"memory-limit-test"};
+  std::string root_ = dir_.path();
 };
 
 TEST_F(FakeRoot, V1TakesTheSmallestLimitOnTheWayUp) {

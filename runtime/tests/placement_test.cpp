@@ -1,5 +1,6 @@
 // The C++ placements: the same Region code over memory, mmap and dimmap, on real files.
 #include <dimmap/placement.hpp>
+#include <dimmap/testing/temp_dir.hpp>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,10 +15,7 @@
 namespace dimmap::test {
 namespace {
 
-std::string scratch_dir() {
-  const char* dir = std::getenv("DIMMAP_TEST_DIR");
-  return dir && *dir ? dir : "/var/tmp";
-}
+std::string scratch_dir() { return dimmap::testing::test_scratch_root(); }
 
 std::vector<Placement> all_placements(const std::shared_ptr<Buffer>& buffer) {
   return {Placement::anonymous(), Placement::memory("/dev/shm"), Placement::mmap(scratch_dir()),

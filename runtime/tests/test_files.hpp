@@ -1,6 +1,7 @@
 // test_files.hpp - scratch files on real disk for runtime tests, with a verifiable pattern.
 #pragma once
 
+#include <dimmap/testing/temp_dir.hpp>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -27,12 +28,12 @@ inline bool tag_matches(uint64_t value, uint64_t page, uint64_t word) {
 // like a fresh scratch file).
 enum class Fill { pattern, hole };
 
-// A file in a directory on disk (not tmpfs: O_DIRECT must work), removed at destruction.
+// A file in the tests' scratch directory on disk (not tmpfs: O_DIRECT must work), removed at
+// destruction.
 class TempFile {
  public:
   explicit TempFile(size_t pages, const char* name = "dimmap-test", Fill fill = Fill::pattern) {
-    const char* dir = std::getenv("DIMMAP_TEST_DIR");
-    path_ = std::string(dir && *dir ? dir : "/var/tmp") + "/" + name + "-XXXXXX";
+    path_ = dimmap::testing::test_scratch_root() + "/" + name + "-XXXXXX";
     fd_ = mkstemp(path_.data());
     EXPECT_GE(fd_, 0) << path_;
     if (fill == Fill::hole) {

@@ -1,9 +1,8 @@
 // page_cache.cpp - dropping the page cache, evicting one file, measuring residency.
 #include <budget/page_cache.hpp>
+#include <dimmap/file_size.hpp>
 #include <dimmap/placement.hpp>
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,7 +29,7 @@ class File {
   File& operator=(const File&) = delete;
   int fd() const { return fd_; }
 
-  uint64_t size() const { return file_or_device_size(fd_, path_); }
+  uint64_t size() const { return dimmap::file_or_device_size(fd_, path_); }
 
  private:
   std::string path_;
@@ -38,18 +37,6 @@ class File {
 };
 
 }  // namespace
-
-uint64_t file_or_device_size(int fd, const std::string& path) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) throw_errno("cannot stat '" + path + "'", errno);
-  if (S_ISBLK(st.st_mode)) {
-    uint64_t bytes = 0;
-    if (ioctl(fd, BLKGETSIZE64, &bytes) != 0) throw_errno("cannot size block device '" + path + "'", errno);
-    return bytes;
-  }
-  if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file or block device");
-  return static_cast<uint64_t>(st.st_size);
-}
 
 void drop_page_cache() {
   sync();

@@ -22,7 +22,7 @@ def budget(*args, timeout=60):
 
 class BudgetCli(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="budget-cli-", dir=os.environ.get("DIMMAP_TEST_TMP"))
+        self.tmp = tempfile.TemporaryDirectory(prefix="budget-cli-", dir=os.environ.get("DIMMAP_TEST_DIR"))
         self.report = os.path.join(self.tmp.name, "report.json")
 
     def tearDown(self):

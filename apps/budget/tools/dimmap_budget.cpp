@@ -9,11 +9,11 @@
 #include <budget/budget.hpp>
 #include <dimmap/cli.hpp>
 #include <dimmap/placement.hpp>
+#include <dimmap/support/atomic_file.hpp>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -21,16 +21,9 @@ namespace {
 
 constexpr int kOwnFailure = 125;
 
-// Writes text to path through a temporary name, so a half-written report never looks valid.
+// Writes the report through a temporary name, so a half-written report never looks valid.
 void write_report(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  std::ofstream out(tmp);
-  out << text << "\n";
-  out.close();
-  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw dimmap::Error("cannot write report " + path);
-  }
+  dimmap::support::write_file_atomically(path, text + "\n", dimmap::support::Durability::no_sync);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 // With --verify the whole file is checked before and after (pattern.cpp, the verifier):
 // every page intact, and the write counters grown by exactly the writes performed.
 #include <budget/page_cache.hpp>
+#include <dimmap/file_size.hpp>
 #include <dimmap/placement.hpp>
+#include <dimmap/support/stats_text.hpp>
 #include <lriot/lriot.hpp>
 #include <lriot/pattern.hpp>
 #include <fcntl.h>
@@ -319,9 +321,7 @@ void collect(SharedState& shared, unsigned procs, double t0, Result& r) {
     if (r.first_mismatch.empty() && s.mismatch_claimed.load()) r.first_mismatch = s.mismatch;
     if (s.has_stats) {
       r.has_dimmap_stats = true;
-      const uint64_t* from = reinterpret_cast<const uint64_t*>(&s.stats);
-      uint64_t* to = reinterpret_cast<uint64_t*>(&r.dimmap);
-      for (size_t i = 0; i < sizeof s.stats / sizeof(uint64_t); ++i) to[i] += from[i];
+      dimmap::support::operator+=(r.dimmap, s.stats);
     }
   }
   r.ops = r.reads + r.writes;
@@ -334,7 +334,7 @@ uint64_t file_size(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open --file '" + path + "': " + std::strerror(errno));
   try {
-    const uint64_t bytes = budget::file_or_device_size(fd, path);
+    const uint64_t bytes = dimmap::file_or_device_size(fd, path);
     close(fd);
     return bytes;
   } catch (...) {

@@ -1,6 +1,7 @@
 // pattern.cpp - filling, creating and verifying LRIOT pattern files.
-#include <budget/page_cache.hpp>
+#include <dimmap/file_size.hpp>
 #include <dimmap/placement.hpp>
+#include <dimmap/support/atomic_file.hpp>
 #include <fcntl.h>
 #include <lriot/pattern.hpp>
 #include <lriot/sequence.hpp>
@@ -57,7 +58,8 @@ void create_pattern_file(const std::string& path, uint64_t bytes, const Progress
   if (bytes == 0 || bytes % kPageSize)
     throw dimmap::Error("cannot create '" + path + "': its size (" + std::to_string(bytes) +
                         " bytes) must be a positive multiple of 4 KiB");
-  const std::string tmp = path + ".lriot-tmp." + std::to_string(getpid());
+  dimmap::support::PendingRename output(path);  // removed unless renamed into place
+  const std::string& tmp = output.temp_path();
   bool direct = false;
   int fd = open_maybe_direct(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644, &direct);
   if (fd < 0) throw_errno("cannot create '" + tmp + "'", errno);
@@ -84,10 +86,9 @@ void create_pattern_file(const std::string& path, uint64_t bytes, const Progress
       throw_errno("cannot close '" + tmp + "'", errno);
     }
     fd = -1;
-    if (rename(tmp.c_str(), path.c_str()) != 0) throw_errno("cannot rename '" + tmp + "' to '" + path + "'", errno);
+    output.commit();  // synced above through the descriptor
   } catch (...) {
     if (fd >= 0) close(fd);
-    unlink(tmp.c_str());
     throw;
   }
 }
@@ -98,7 +99,7 @@ FileCheck verify_pattern_file(const std::string& path) {
   if (fd < 0) throw_errno("cannot open '" + path + "'", errno);
   FileCheck check;
   try {
-    check.pages = budget::file_or_device_size(fd, path) / kPageSize;
+    check.pages = dimmap::file_or_device_size(fd, path) / kPageSize;
   } catch (...) {
     close(fd);
     throw;

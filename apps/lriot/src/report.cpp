@@ -1,5 +1,6 @@
 // report.cpp - LRIOT results as text and as JSON.
 #include <dimmap/placement.hpp>
+#include <dimmap/support/stats_text.hpp>
 #include <lriot/lriot.hpp>
 
 #include <cstdio>
@@ -100,12 +101,7 @@ std::string to_text(const Result& r) {
   if (r.has_dimmap_stats) {
     const struct dimmap_stats& s = r.dimmap;
     t += "dimmap: buffer " + dimmap::format_size(r.buffer_bytes_per_proc) + (c.procs > 1 ? " per process" : "") +
-         "; faults " + u64(s.faults) + " (misses " + u64(s.misses) + ", recoveries " + u64(s.recoveries) + ", hits " +
-         u64(s.hits) + ", write faults " + u64(s.write_faults) + "), hot promotions " + u64(s.hot_promotions) +
-         ", evictions " + u64(s.evictions) + " in " + u64(s.eviction_batches) + " batches, writebacks " +
-         u64(s.writebacks) + " in " + u64(s.write_ios) + " writes, read " + dimmap::format_size(s.bytes_read) +
-         ", wrote " + dimmap::format_size(s.bytes_written) + ", errors " + u64(s.read_errors) + "/" +
-         u64(s.write_errors) + "\n";
+         "; " + dimmap::support::stats_text(s) + "\n";
   }
   if (r.verified) {
     t += std::string("verify: ") + (r.ok() ? "ok" : "FAILED") + " (" + u64(r.mismatches) + " bad pages seen, " +

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "scratch_dir.hpp"
+#include <dimmap/testing/temp_dir.hpp>
 
 namespace lriot {
 
@@ -19,7 +19,8 @@ void PrintTo(Mode mode, std::ostream* os) { *os << to_string(mode); }
 
 namespace {
 
-using testing::ScratchDir;
+using dimmap::testing::TempDir;
+
 
 constexpr uint64_t kPages = 4096;  // a 16 MiB file
 
@@ -69,7 +70,7 @@ class LriotRun : public ::testing::TestWithParam<Mode> {
     EXPECT_EQ(s.dirty_pages, 0u) << "the final msync wrote everything back";
   }
 
-  ScratchDir dir_;
+  TempDir dir_;
   std::string path_ = dir_.file("lriot.dat");
 };
 
@@ -146,7 +147,7 @@ class LriotBadInput : public ::testing::Test {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
     }
   }
-  ScratchDir dir_;
+  TempDir dir_;
 };
 
 TEST_F(LriotBadInput, MissingAndTooSmallFiles) {

@@ -8,12 +8,13 @@
 
 #include <filesystem>
 
-#include "scratch_dir.hpp"
+#include <dimmap/testing/temp_dir.hpp>
 
 namespace lriot {
 namespace {
 
-using testing::ScratchDir;
+using dimmap::testing::TempDir;
+
 
 uint64_t word_at(const std::string& path, uint64_t page, size_t word) {
   int fd = open(path.c_str(), O_RDONLY);
@@ -30,7 +31,7 @@ void write_word(const std::string& path, uint64_t page, size_t word, uint64_t v)
 }
 
 TEST(PatternFile, CreatedFileHasTheDocumentedLayout) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string path = dir.file("p.dat");
   create_pattern_file(path, 1 << 20);
   EXPECT_EQ(std::filesystem::file_size(path), 1u << 20);
@@ -48,7 +49,7 @@ TEST(PatternFile, CreatedFileHasTheDocumentedLayout) {
 }
 
 TEST(PatternFile, VerifierFindsCorruptionAndSumsCounters) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string path = dir.file("p.dat");
   create_pattern_file(path, 64 * kPageSize);
   write_word(path, 3, kCounterWord, 5);
@@ -64,7 +65,7 @@ TEST(PatternFile, VerifierFindsCorruptionAndSumsCounters) {
 }
 
 TEST(PatternFile, CreateRejectsBadSizesAndLeavesNothing) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string path = dir.file("p.dat");
   EXPECT_THROW(create_pattern_file(path, 0), dimmap::Error);
   EXPECT_THROW(create_pattern_file(path, 5000), dimmap::Error);
@@ -73,7 +74,7 @@ TEST(PatternFile, CreateRejectsBadSizesAndLeavesNothing) {
 }
 
 TEST(PatternFile, CreateReplacesAnExistingFile) {
-  ScratchDir dir;
+  TempDir dir;
   const std::string path = dir.file("p.dat");
   create_pattern_file(path, 8 * kPageSize);
   write_word(path, 1, 0, 99);

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
 #include <dimmap/placement.hpp>
+#include <dimmap/support/progress.hpp>
 #include <lriot/lriot.hpp>
 #include <lriot/pattern.hpp>
 #include <unistd.h>
@@ -81,15 +82,11 @@ int main(int argc, char** argv) {
   try {
     if (!create.empty()) {
       const uint64_t bytes = create_bytes;
-      const bool show = c.progress_seconds > 0 && bytes >= (256ull << 20);
-      uint64_t shown = 0;
-      lriot::create_pattern_file(c.file, bytes, [&](uint64_t done, uint64_t total) {
-        if (show && (done - shown >= total / 10 || done == total)) {
-          std::fprintf(stderr, "lriot: created %s of %s\n", dimmap::format_size(done).c_str(),
-                       dimmap::format_size(total).c_str());
-          shown = done;
-        }
-      });
+      // Files worth waiting for get a progress line (in tenths, or redrawn on a terminal).
+      dimmap::support::ProgressReporter bar("lriot: creating " + c.file, bytes,
+                                            c.progress_seconds > 0 && bytes >= (256ull << 20));
+      lriot::create_pattern_file(c.file, bytes, [&](uint64_t done, uint64_t) { bar.set(done); });
+      bar.finish();
       if (create_only) return 0;
     }
     lriot::Result r = lriot::run(c);

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include <dimmap/support/atomic_file.hpp>
+
 #include "containers.hpp"
 #include "header_check.hpp"
 #include "microbench/keys.hpp"
@@ -91,10 +93,10 @@ BuildReport build_structure_file(const BuildOptions& opt) {
                         dimmap::format_size(kMinBytes) + ")");
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t bytes = (opt.bytes + kHeaderBytes - 1) / kHeaderBytes * kHeaderBytes;
-  const std::string tmp = opt.path + ".partial-" + std::to_string(getpid());
+  dimmap::support::PendingRename output(opt.path);  // removed unless renamed into place
   BuildReport rep;
-  try {
-    dimmap::Region region = dimmap::Region::create(opt.placement, tmp, bytes);
+  {
+    dimmap::Region region = dimmap::Region::create(opt.placement, output.temp_path(), bytes);
     char* base = region.as<char>();
     char* area = base + kHeaderBytes;
     const uint64_t area_bytes = bytes - kHeaderBytes;
@@ -125,11 +127,7 @@ BuildReport build_structure_file(const BuildOptions& opt) {
     region.sync();  // the data first, then the header that declares it complete
     std::memcpy(base, &h, sizeof h);
     region.close();
-    if (std::rename(tmp.c_str(), opt.path.c_str()) != 0)
-      throw dimmap::Error("cannot rename '" + tmp + "' to '" + opt.path + "': " + std::strerror(errno));
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
+    output.commit();
   }
   report(opt, 1.0);
   rep.bytes = bytes;

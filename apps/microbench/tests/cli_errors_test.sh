@@ -36,6 +36,6 @@ expect_error 2 "--backend" query --file="$scratch/v.bin" --backend=tape
 expect_error 1 "smaller than the minimum" query --file="$scratch/v.bin" --backend=dimmap --buffer=4K
 expect_error 2 "--size: size '-1G'" random-access --size=-1G
 expect_error 2 "microbench: --threads: Value -2 not in range" random-access --threads=-2
-[[ -z $(find "$scratch" -name '*.partial-*') ]] || { echo "FAIL: partial files left" >&2; failures=$((failures + 1)); }
+[[ -z $(find "$scratch" -name '*.tmp.*') ]] || { echo "FAIL: partial files left" >&2; failures=$((failures + 1)); }
 ((failures == 0)) && echo "ok: all bad input refused"
 exit $((failures > 0))

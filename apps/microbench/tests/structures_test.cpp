@@ -1,6 +1,7 @@
 // The micro-benchmark structures on every placement: built into real files, mapped back
 // read-only (at another address), queried by several threads, and compared answer by answer
 // with std:: containers; damaged files are refused or caught.
+#include <dimmap/testing/temp_dir.hpp>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -22,18 +23,7 @@ namespace {
 
 using microbench::Structure;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = std::string(TEST_SCRATCH_DIR) + "/structures-XXXXXX";
-    path_ = mkdtemp(tmpl.data()) ? tmpl : "";
-  }
-  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using dimmap::testing::TempDir;
 
 dimmap::Placement placement_named(const std::string& name, const std::string& dir, uint64_t buffer) {
   if (name == "memory") return dimmap::Placement::memory("/dev/shm");

@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
 #include <dimmap/placement.hpp>
+#include <dimmap/support/progress.hpp>
+#include <dimmap/support/stats_text.hpp>
 
 #include <cstdio>
 #include <string>
@@ -19,10 +21,7 @@ namespace {
 
 void print_buffer_stats(const dimmap::Placement& p) {
   if (p.backend != dimmap::Backend::dimmap || !p.buffer) return;
-  const struct dimmap_stats s = p.buffer->stats();
-  std::fprintf(stderr, "microbench: dimmap buffer: faults %llu, misses %llu, recoveries %llu, evictions %llu\n",
-               static_cast<unsigned long long>(s.faults), static_cast<unsigned long long>(s.misses),
-               static_cast<unsigned long long>(s.recoveries), static_cast<unsigned long long>(s.evictions));
+  std::fprintf(stderr, "microbench: dimmap buffer: %s\n", dimmap::support::stats_text(p.buffer->stats()).c_str());
 }
 
 }  // namespace
@@ -97,12 +96,10 @@ int main(int argc, char** argv) {
       opt.seed = seed;
       opt.path = out;
       opt.placement = build_plan.storage_placement();
-      int last = -1;
-      opt.progress = [&](double f) {
-        const int pct = static_cast<int>(f * 10) * 10;
-        if (pct != last) std::fprintf(stderr, "microbench: building %s: %d%%\n", structure.c_str(), last = pct);
-      };
+      dimmap::support::ProgressReporter bar("microbench: building " + structure, 1000);
+      opt.progress = [&](double f) { bar.set(static_cast<uint64_t>(f * 1000)); };
       const microbench::BuildReport r = microbench::build_structure_file(opt);
+      bar.finish();
       std::printf("built %s %s: %llu entries, %s, %.2f s\n", structure.c_str(), out.c_str(),
                   static_cast<unsigned long long>(r.entries), dimmap::format_size(r.bytes).c_str(), r.seconds);
       return 0;

@@ -7,9 +7,10 @@
 // (e.g. by the OOM killer) leaves only files whose names say they are temporary.
 #pragma once
 
+#include <dimmap/support/atomic_file.hpp>
+
 #include <cstdio>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace bwammap {
@@ -32,8 +33,7 @@ class PendingFiles {
   void commit();
 
  private:
-  std::vector<std::pair<std::string, std::string>> files_;  // temporary, final
-  bool committed_ = false;
+  std::vector<dimmap::support::PendingRename> files_;
 };
 
 // A text output (SAM) on stdout: the process's stdout when path is "" or "-", else stdout

@@ -23,7 +23,4 @@ class RunClock {
 // Peak resident set size of this process so far, in bytes (getrusage ru_maxrss).
 uint64_t peak_rss_bytes();
 
-// "faults 123 (misses 100, recoveries 3, hits 20), evictions 50, read 400K, written 0"
-std::string describe(const dimmap_stats_t& s);
-
 }  // namespace bwammap

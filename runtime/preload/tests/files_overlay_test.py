@@ -89,7 +89,7 @@ class Sides:
             fail(f"{what}: no output to compare")
         if plain != over:
             fail(f"{what}: output differs with --files ({len(plain)} vs {len(over)} bytes)\n{err[-600:]}")
-        m = re.search(r"file_maps=(\d+) .*misses=(\d+) .*bytes_read=(\d+)", err)
+        m = re.search(r"file_maps=(\d+) .*dimmap_misses=(\d+) .*dimmap_bytes_read=(\d+)", err)
         if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1 or int(m.group(3)) < min_read:
             fail(f"{what}: the overlay did not serve the mappings (stats: {m.group(0) if m else err[-600:]})")
         ok(f"{what}: {len(plain)} bytes of output identical; {m.group(1)} mapping(s) through the buffer, "
@@ -170,7 +170,7 @@ def kraken2_part(sides, work):
             sides.plain(cmd, evict)
         else:
             _, err = sides.overlay(copy, cmd, evict)
-            m = re.search(r"file_maps=(\d+) .*misses=(\d+)", err)
+            m = re.search(r"file_maps=(\d+) .*dimmap_misses=(\d+)", err)
             if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
                 fail(f"kraken2: the overlay did not serve hash.k2d: {err[-600:]}")
             maps = m.group(1)
@@ -286,7 +286,7 @@ def main():
     if not os.access(budget_tool, os.X_OK):
         print(f"skipped: {budget_tool} is not built (apps/budget)")
         return 77
-    work = tempfile.mkdtemp(prefix="files-overlay-", dir=os.environ.get("TMPDIR", "/var/tmp"))
+    work = tempfile.mkdtemp(prefix="files-overlay-", dir=os.environ.get("DIMMAP_TEST_DIR", "/var/tmp"))
     try:
         sides = Sides(dimmap_run, budget_tool, "32M", "8M")
         cli_part(dimmap_run, work)

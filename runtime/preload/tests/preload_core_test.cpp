@@ -1,5 +1,6 @@
 // Unit tests of the preload's parts that interpose nothing: the block table (against
 // std::unordered_map), the environment contract, and the backing mappings on real files.
+#include <dimmap/testing/temp_dir.hpp>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -176,12 +177,11 @@ TEST(PreloadConfig, RejectsMalformedValuesNamingTheVariable) {
 }
 
 TEST(Backing, FileBlocksAreAlignedZeroFilledAndLeaveNoFileBehind) {
-  char tmpl[] = TEST_SCRATCH_DIR "/backing-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const dimmap::testing::TempDir dir("backing");
   for (size_t align : {size_t(4096), size_t(1) << 21}) {
     Block b;
     char err[256] = "";
-    ASSERT_EQ(dimmap::preload::map_block(BlockKind::file, tmpl, nullptr, 3 << 20, align, &b, err, sizeof err), 0) << err;
+    ASSERT_EQ(dimmap::preload::map_block(BlockKind::file, dir.path().c_str(), nullptr, 3 << 20, align, &b, err, sizeof err), 0) << err;
     EXPECT_EQ(b.user % align, 0u);
     EXPECT_GE(b.usable, 3u << 20);
     EXPECT_LE(b.user + b.usable, b.base + b.map_len);
@@ -190,7 +190,7 @@ TEST(Backing, FileBlocksAreAlignedZeroFilledAndLeaveNoFileBehind) {
     std::memset(reinterpret_cast<void*>(b.user), 0xab, 3 << 20);
     EXPECT_EQ(dimmap::preload::unmap_block(b, err, sizeof err), 0) << err;
   }
-  EXPECT_EQ(rmdir(tmpl), 0) << "the directory must be empty: backing files are unnamed";
+  EXPECT_TRUE(dir.entries().empty()) << "the directory must be empty: backing files are unnamed";
 }
 
 TEST(Backing, ADirectoryThatDoesNotExistIsNamedInTheError) {

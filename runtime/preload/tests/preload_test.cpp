@@ -1,6 +1,7 @@
 // dimmap-run and libdimmap-preload.so end to end: preload-probe (a program that knows nothing
 // of dimmap) runs under each placement; /proc/self/smaps and libdimmap, asked from inside
 // the probe, say where its allocations went; bad requests fail with clear messages.
+#include <dimmap/testing/temp_dir.hpp>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -26,20 +27,7 @@ const std::string kRun = DIMMAP_RUN;
 const std::string kProbe = PRELOAD_PROBE;
 
 // A scratch directory on disk, removed with its contents at the end of each test.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string tmpl = std::string(TEST_SCRATCH_DIR) + "/preload-test-XXXXXX";
-    path_ = mkdtemp(tmpl.data()) ? tmpl : "";
-  }
-  ~ScratchDir() {
-    if (!path_.empty()) run({"rm", "-rf", path_});
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = dimmap::testing::TempDir;
 
 // A small tmpfs mounted for the test (root only), unmounted at the end.
 class SmallTmpfs {
@@ -96,7 +84,7 @@ std::vector<std::string> run_with(const std::string& placement, const std::strin
 
 class EveryPlacement : public testing::TestWithParam<std::string> {
  protected:
-  ScratchDir dir_;
+  TempDir dir_;
 };
 
 TEST_P(EveryPlacement, BigAllocationsLandOnThePlacementSmallOnesStayOnTheHeap) {
@@ -208,12 +196,12 @@ TEST(DimmapRun, RefusesBadPlacementsAndSizes) {
 TEST(DimmapRun, RefusesUnusableDirectories) {
   expect_refused({"--placement=mmap", "--dir=/nonexistent/dir", "--", "true"}, "No such file or directory");
   expect_refused({"--placement=dimmap", "--dir=/etc/hostname", "--", "true"}, "is not a directory");
-  ScratchDir disk;
+  TempDir disk;
   expect_refused({"--placement=memory", "--dir=" + disk.path(), "--", "true"}, "is not on tmpfs");
 }
 
 TEST(DimmapRun, RefusesAReadOnlyFilesystem) {
-  ScratchDir base;
+  TempDir base;
   SmallTmpfs ro(base.path() + "/ro", true, "4M");
   if (!ro.ok()) GTEST_SKIP() << "cannot mount a tmpfs (not root)";
   expect_refused({"--placement=mmap", "--dir=" + base.path() + "/ro", "--", "true"}, "read-only filesystem");
@@ -221,7 +209,7 @@ TEST(DimmapRun, RefusesAReadOnlyFilesystem) {
 }
 
 TEST(DimmapRun, AFullFilesystemFailsTheAllocationNotTheProcessLater) {
-  ScratchDir base;
+  TempDir base;
   SmallTmpfs full(base.path() + "/full", false, "4M");
   if (!full.ok()) GTEST_SKIP() << "cannot mount a tmpfs (not root)";
   const std::string dir = base.path() + "/full";

@@ -21,7 +21,4 @@ void evict_file(const std::string& path);
 // Share of the file's pages that are in the page cache now, in [0, 1] (mincore).
 double resident_fraction(const std::string& path);
 
-// Bytes in an open regular file or block device; throws dimmap::Error naming path otherwise.
-uint64_t file_or_device_size(int fd, const std::string& path);
-
 }  // namespace budget
