@@ -3,6 +3,8 @@
 #include <graph/output_file.hpp>
 #include <graph/rmat.hpp>
 
+#include <dimmap/json_summary.hpp>
+
 #include <fcntl.h>
 #include <omp.h>
 #include <unistd.h>
@@ -209,16 +211,20 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
   for (BfsFile f : kBfsFiles)
     if (where[f].backend == dimmap::Backend::dimmap) buffer = where[f].buffer;
   if (buffer) {
-    const struct dimmap_stats st = buffer->stats();
-    std::vector<uint64_t> v{st.faults, st.misses, st.recoveries, st.hits, st.hot_promotions, st.evictions,
-                            st.writebacks, st.bytes_read, st.bytes_written};
+    // Every counter summed over the ranks (the struct is all uint64_t, summed as one vector).
+    struct dimmap_stats st = buffer->stats();
+    static_assert(sizeof st % sizeof(uint64_t) == 0, "dimmap_stats holds only uint64_t counters");
+    std::vector<uint64_t> v(sizeof st / sizeof(uint64_t));
+    std::memcpy(v.data(), &st, sizeof st);
     comm.sum(v);
+    std::memcpy(&st, v.data(), sizeof st);
+    summary.dimmap_stats = st;
     if (leader)
       out << "dimmap buffer " << dimmap::format_size(buffer->config().buffer_bytes) << " (hot fraction "
-          << buffer->config().hot_fraction << "), all ranks: faults " << v[0] << ", misses " << v[1]
-          << ", recoveries " << v[2] << ", hits " << v[3] << ", hot promotions " << v[4] << ", evictions " << v[5]
-          << ", writebacks " << v[6] << ", read " << dimmap::format_size(v[7]) << ", written "
-          << dimmap::format_size(v[8]) << "\n";
+          << buffer->config().hot_fraction << "), all ranks: faults " << st.faults << ", misses " << st.misses
+          << ", recoveries " << st.recoveries << ", hits " << st.hits << ", hot promotions " << st.hot_promotions
+          << ", evictions " << st.evictions << ", writebacks " << st.writebacks << ", read "
+          << dimmap::format_size(st.bytes_read) << ", written " << dimmap::format_size(st.bytes_written) << "\n";
   }
 
   double inverse_sum = 0, time_sum = 0;
@@ -238,7 +244,30 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
         << " visited_first=" << first_result.visited << " harmonic_teps=" << format_teps(summary.harmonic_mean_teps)
         << " mean_time=" << (usable ? time_sum / static_cast<double>(usable) : 0) << "\n";
   }
+  summary.mean_seconds = usable ? time_sum / static_cast<double>(usable) : 0;
+  summary.vertices = info.vertices;
+  summary.undirected_edges = info.undirected_edges();
+  summary.threads = threads;
+  summary.ranks = comm.size();
   return summary;
+}
+
+std::string summary_json(const BfsOptions& opt, const BfsSummary& s, double wall_seconds) {
+  dimmap::json::Object j = dimmap::json::summary("bfs", wall_seconds, s.harmonic_mean_teps, "TEPS");
+  j.add("harmonic_mean_teps", s.harmonic_mean_teps)
+      .add("mean_seconds", s.mean_seconds)
+      .add("searches", static_cast<uint64_t>(s.results.size()))
+      .add("visited_first", s.results.empty() ? uint64_t{0} : s.results.front().visited)
+      .add("vertices", s.vertices)
+      .add("undirected_edges", s.undirected_edges)
+      .add("threads", s.threads)
+      .add("ranks", s.ranks)
+      .add("placement", opt.placement.preset)
+      .add("backend", opt.flags.backend)
+      .add("validated", s.validated);
+  if (s.validated) j.add("all_valid", s.all_valid);
+  if (s.dimmap_stats) j.add("dimmap_stats", dimmap::json::stats(*s.dimmap_stats));
+  return j.str();
 }
 
 }  // namespace graph
