@@ -8,30 +8,17 @@
 #include <CLI/CLI.hpp>
 #include <budget/budget.hpp>
 #include <dimmap/cli.hpp>
+#include <dimmap/json_summary.hpp>
 #include <dimmap/placement.hpp>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 namespace {
 
 constexpr int kOwnFailure = 125;
-
-// Writes text to path through a temporary name, so a half-written report never looks valid.
-void write_report(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  std::ofstream out(tmp);
-  out << text << "\n";
-  out.close();
-  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw dimmap::Error("cannot write report " + path);
-  }
-}
 
 }  // namespace
 
@@ -76,7 +63,7 @@ int main(int argc, char** argv) {
   try {
     budget::Report report = budget::run(options, command);
     if (!quiet) std::fprintf(stderr, "dimmap-budget: %s\n", budget::describe(report).c_str());
-    if (!report_file.empty()) write_report(report_file, budget::to_json(report));
+    if (!report_file.empty()) dimmap::json::write_file(report_file, budget::to_json(report));
     return report.exit_status;
   } catch (const budget::LaunchError& e) {
     std::fprintf(stderr, "dimmap-budget: %s\n", e.what());
