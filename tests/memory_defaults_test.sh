@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# memory_defaults_test.sh NAME=PATH...  (bwa-mmap, dimmap-run; a tool not given is not checked)
+# memory_defaults_test.sh NAME=PATH...  (bwa-mmap, dimmap-run; a tool not given is not checked;
+#                                        dimmap-budget makes the cgroup: skipped without it)
 # Sizes a user does not give follow the memory the run may use (runtime memory_limit.hpp):
 # inside a 48M memory cgroup the DI-MMAP buffer defaults to 24M and --min-alloc to 1M, both
 # printed with their reason; --buffer wins over DIMMAP_BUFFER, which wins over the default;
 # a buffer asked for beyond the limit draws a warning naming both sizes.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-LIMITED="$SRC/bwa-mmap/tests/with_memory_limit.sh"
 declare -A tool
 for arg in "$@"; do tool[${arg%%=*}]=${arg#*=}; done
+budget=${tool[dimmap-budget]:-}
+[[ -n $budget ]] || { echo "dimmap-budget is not built: no memory cgroup to run in" >&2; exit 77; }
 limit=$((48 << 20))
 work=$(mktemp -d "${DIMMAP_TEST_DIR:-${TMPDIR:-/tmp}}/memory-defaults.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -22,36 +24,33 @@ die() {
 expect() { grep -qF -- "$2" "$1" || { cat "$1" >&2; die "$1 lacks '$2'"; }; }
 unexpected() { ! grep -qF -- "$2" "$1" || { cat "$1" >&2; die "$1 has '$2'"; }; }
 
-status=0
-"$LIMITED" "$limit" true 2> probe.log || status=$?
-if [[ $status == 77 ]]; then
-  echo "memory cgroups (v1) are not available here" >&2
-  exit 77
-fi
+# limited CMD...: CMD in a fresh memory cgroup of $limit.
+limited() { "$budget" --memory="$limit" -- "$@"; }
+limited true 2> probe.log || { cat probe.log >&2; echo "memory cgroups are not available here" >&2; exit 77; }
 checked=0
 
 if [[ -n ${tool[bwa-mmap]:-} ]]; then
   bwa=${tool[bwa-mmap]}
   /usr/bin/python3 "$SRC/bwa-mmap/tests/make_genome.py" --length 200K --contigs 2 --seed 5 --out g.fa
   unset DIMMAP_BUFFER
-  "$LIMITED" "$limit" "$bwa" index --placement=dimmap -p d g.fa 2> default.log || die "bwa-mmap index failed: $(tail -3 default.log)"
+  limited "$bwa" index --placement=dimmap -p d g.fa 2> default.log || die "bwa-mmap index failed: $(tail -3 default.log)"
   expect default.log "bwa-mmap: DI-MMAP buffer 24M: half the memory limit of 48M (cgroup"
   expect default.log "[bwa-mmap index] --min-alloc=1M: 1/32 of the memory limit of 48M (cgroup"
   expect default.log "[bwa-mmap index] DI-MMAP buffer 24M:"
   unexpected default.log "warning"
 
-  DIMMAP_BUFFER=8M "$LIMITED" "$limit" "$bwa" index --placement=dimmap -p e g.fa 2> env.log || die "bwa-mmap index failed"
+  DIMMAP_BUFFER=8M limited "$bwa" index --placement=dimmap -p e g.fa 2> env.log || die "bwa-mmap index failed"
   expect env.log "bwa-mmap: DI-MMAP buffer 8M: DIMMAP_BUFFER"
   expect env.log "[bwa-mmap index] DI-MMAP buffer 8M:"
 
-  DIMMAP_BUFFER=8M "$LIMITED" "$limit" "$bwa" index --placement=dimmap --buffer=4M --min-alloc=64K -p o g.fa 2> option.log ||
+  DIMMAP_BUFFER=8M limited "$bwa" index --placement=dimmap --buffer=4M --min-alloc=64K -p o g.fa 2> option.log ||
     die "bwa-mmap index failed"
   expect option.log "[bwa-mmap index] DI-MMAP buffer 4M:"
   expect option.log "arrays of 64K or more"
   unexpected option.log "--min-alloc=1M"
   unexpected option.log "DI-MMAP buffer 8M"
 
-  "$LIMITED" "$limit" "$bwa" index --placement=dimmap --buffer=64M -p w g.fa 2> over.log || true
+  limited "$bwa" index --placement=dimmap --buffer=64M -p w g.fa 2> over.log || true
   expect over.log "bwa-mmap: warning: --buffer=64M is more than the memory limit of 48M (cgroup"
   for p in d e o; do
     for s in amb ann bwt pac sa; do cmp "d.$s" "$p.$s" || die "$p.$s differs from d.$s"; done
@@ -62,13 +61,13 @@ fi
 if [[ -n ${tool[dimmap-run]:-} ]]; then
   run=${tool[dimmap-run]}
   unset DIMMAP_BUFFER
-  "$LIMITED" "$limit" "$run" --placement=dimmap -- true 2> run.log || die "dimmap-run failed: $(cat run.log)"
+  limited "$run" --placement=dimmap -- true 2> run.log || die "dimmap-run failed: $(cat run.log)"
   expect run.log "dimmap-run: --min-alloc=1M: 1/32 of the memory limit of 48M (cgroup"
   expect run.log "dimmap-run: buffer 24M: half the memory limit of 48M (cgroup"
-  "$LIMITED" "$limit" "$run" --placement=dimmap --buffer=64M --min-alloc=2M -- true 2> run_over.log || die "dimmap-run failed"
+  limited "$run" --placement=dimmap --buffer=64M --min-alloc=2M -- true 2> run_over.log || die "dimmap-run failed"
   expect run_over.log "dimmap-run: warning: --buffer=64M is more than the memory limit of 48M"
   unexpected run_over.log "--min-alloc=1M"
-  DIMMAP_BUFFER=6M "$LIMITED" "$limit" "$run" --placement=dimmap -- /usr/bin/env 2> run_env.log > run_env.out ||
+  DIMMAP_BUFFER=6M limited "$run" --placement=dimmap -- /usr/bin/env 2> run_env.log > run_env.out ||
     die "dimmap-run failed"
   expect run_env.out "DIMMAP_BUFFER=6291456"
   checked=$((checked + 1))

@@ -97,14 +97,15 @@ limit=$((budget_mb << 20))
 echo "== index of $bases bases (bwa index needs more) under a ${budget_mb}M memory cgroup (-a bwtsw)"
 "$PY" "$TESTS/make_genome.py" --length "$bases" --contigs 2 --seed 41 --out big.fa
 bwa index -a bwtsw -p bigref big.fa 2> /dev/null
-limited() { "$TESTS/with_memory_limit.sh" "$limit" "$@"; }
+need_memory_cgroup
+limited() { with_memory_limit "$limit" "$@"; }
 cap=$((quick ? 600 : 3600))  # seconds: a placement that thrashes is reported, not waited for
 t=$(seconds limited bwa index -a bwtsw -p bigbwa big.fa) && s="$t s" || s="killed (does not fit)"
 echo "bwa index under ${budget_mb}M: $s"
 for p in mmap dimmap; do
   extra=()
   [[ $p == dimmap ]] && extra=(--buffer "$((budget_mb / 2))M")
-  if t=$(seconds timeout "$cap" "$TESTS/with_memory_limit.sh" "$limit" "$BWA_MMAP" index --placement="$p" "${extra[@]}" --min-alloc=1M -a bwtsw \
+  if t=$(seconds timeout "$cap" "$BUDGET" --memory="$limit" -- "$BWA_MMAP" index --placement="$p" "${extra[@]}" --min-alloc=1M -a bwtsw \
     -p "big_$p" big.fa); then
     check=identical
     for s in amb ann bwt pac sa; do cmp -s "bigref.$s" "big_$p.$s" || check="DIFFERENT from bwa index"; done

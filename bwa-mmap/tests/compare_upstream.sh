@@ -4,6 +4,7 @@
 # upstream_reference.sh): every index file byte for byte, every SAM line except @PG.
 # --min-alloc=4K routes all of libbwa's big and medium arrays to the placement; dimmap
 # buffers are smaller than the data (see lib.sh), so pages are evicted and read back.
+# mem's --json summary must count the reads the SAM holds and the stderr line prints.
 source "$(dirname "$0")/lib.sh"
 need cmp diff
 placement=${1:?usage: compare_upstream.sh memory|mmap|dimmap REFDIR}
@@ -36,9 +37,19 @@ for c in "${MEM_CASES[@]}"; do
   buf=()
   [[ $placement == dimmap ]] && buf=(--buffer "$(case_field "$c" 5)")
   # The upstream index (not ours): mem must work on any bwa index.
-  "$BWA_MMAP" mem "${flags[@]}" "${buf[@]}" "${opts[@]}" -o "$WORK/$name.sam" "$ref/$(case_field "$c" 2)" \
-    "${files[@]/#/$ref/reads/}" 2> "$WORK/$name.log" || { tail "$WORK/$name.log" >&2; die "mem $name"; }
+  "$BWA_MMAP" mem "${flags[@]}" "${buf[@]}" --json "$WORK/$name.json" "${opts[@]}" -o "$WORK/$name.sam" \
+    "$ref/$(case_field "$c" 2)" "${files[@]/#/$ref/reads/}" 2> "$WORK/$name.log" ||
+    { tail "$WORK/$name.log" >&2; die "mem $name"; }
   same_sam "$ref/$name.sam" "$WORK/$name.sam"
+  "$PY" - "$WORK/$name.json" "$WORK/$name.sam" "$WORK/$name.log" "$placement" <<'PY' || die "mem $name: --json summary"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+primary = sum(1 for l in open(sys.argv[2]) if not l.startswith("@") and not int(l.split("\t")[1]) & 0x900)
+printed = re.search(r"\[bwa-mmap mem\] (\d+) reads \((\d+) bp\)", open(sys.argv[3]).read())
+assert s["tool"] == "bwa-mmap mem" and s["rate_unit"] == "reads/s" and s["reads"] == primary > 0, (s, primary)
+assert not printed or (s["reads"], s["bases"]) == (int(printed.group(1)), int(printed.group(2))), (s, printed)
+assert ("dimmap_stats" in s) == (sys.argv[4] == "dimmap"), s
+PY
   echo "mem $name: $(grep -vc '^@' "$WORK/$name.sam") records identical"
 done
 leftovers=$(find "$WORK" -name '*bwa-mmap-tmp*' | wc -l)

@@ -10,6 +10,7 @@ source "$(dirname "$0")/lib.sh"
 need bwa cmp
 bases=${1:-23M}
 limit=${2:-$((48 << 20))}
+need_memory_cgroup
 make_workdir
 cd "$WORK"
 
@@ -18,13 +19,9 @@ bwa index -p upstream genome.fa 2> upstream.log || die "bwa index failed without
 
 status=0
 start=$SECONDS
-"$TESTS/with_memory_limit.sh" "$limit" "$BWA_MMAP" index --placement=mmap -p mapped genome.fa 2> mapped.log || status=$?
-if [[ $status == 77 ]]; then
-  echo "memory cgroups (v1) are not available here" >&2
-  exit 77
-fi
+with_memory_limit "$limit" "$BWA_MMAP" index --placement=mmap -p mapped genome.fa 2> mapped.log || status=$?
 [[ $status == 0 ]] || { tail -5 mapped.log >&2; die "bwa-mmap index with default flags failed under $limit bytes (exit $status)"; }
-grep 'bwa-mmap index\|with_memory_limit' mapped.log >&2
+grep 'bwa-mmap index\|dimmap-budget' mapped.log >&2
 
 # The threshold and the algorithm come from the cgroup's limit, printed with their reasons
 # (IS's arrays, 10 bytes per base, would not fit: bwtsw, which writes the same files).

@@ -1,13 +1,15 @@
 # lib.sh - shared helpers for bwa-mmap's test and benchmark scripts (source it).
 #
 # Environment (set by CTest through dimmap_add_script_test):
-#   DIMMAP_BUILD_DIR   the build tree (bwa-mmap binary at bwa-mmap/bwa-mmap)
+#   DIMMAP_BUILD_DIR   the build tree (bwa-mmap binary at bwa-mmap/bwa-mmap, dimmap-budget at
+#                      apps/budget/dimmap-budget)
 #   DIMMAP_SOURCE_DIR  the source tree (datasets/debian-example, bwa-mmap/tests/...)
 set -euo pipefail
 
 SRC=${DIMMAP_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${DIMMAP_BUILD_DIR:-$SRC/build/ci}
 BWA_MMAP=${BWA_MMAP:-$BUILD/bwa-mmap/bwa-mmap}
+BUDGET=${DIMMAP_BUDGET:-$BUILD/apps/budget/dimmap-budget}
 TESTS=$SRC/bwa-mmap/tests
 PY=/usr/bin/python3  # Debian's, which has numpy (a pyenv python on PATH may not)
 
@@ -82,3 +84,25 @@ MEM_CASES=(
 
 # case_field "a|b|c" N -> the Nth field (1-based)
 case_field() { cut -d'|' -f"$2" <<< "$1"; }
+
+# with_memory_limit BYTES CMD...: CMD in a fresh memory cgroup of BYTES (page cache included),
+# through dimmap-budget, which prints the peak and any OOM kill on stderr and exits with CMD's
+# status (137 after an OOM kill).
+with_memory_limit() {
+  local limit=$1
+  shift
+  "$BUDGET" --memory="$limit" -- "$@"
+}
+
+# need_memory_cgroup: skip (exit 77) where no memory cgroup can be made here (not root, no
+# memory controller) or dimmap-budget is not built (DIMMAP_WITH_APPS=OFF).
+need_memory_cgroup() {
+  if [[ ! -x $BUDGET ]]; then
+    echo "dimmap-budget is not built at $BUDGET" >&2
+    exit 77
+  fi
+  "$BUDGET" --memory=64M --quiet -- true 2> /dev/null || {
+    echo "memory cgroups are not available here ($BUDGET cannot make one)" >&2
+    exit 77
+  }
+}

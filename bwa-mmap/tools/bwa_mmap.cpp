@@ -12,9 +12,11 @@
 
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
+#include <dimmap/json_summary.hpp>
 #include <dimmap/memory_limit.hpp>
 #include <dimmap/support/stats_text.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -33,6 +35,21 @@ void print_buffer_stats(const char* who, const bwammap::IndexPlacement& plan) {
   if (auto buffer = plan.buffer())
     std::fprintf(stderr, "[bwa-mmap %s] DI-MMAP buffer %s: %s\n", who,
                  dimmap::format_size(buffer->config().buffer_bytes).c_str(), dimmap::support::stats_text(buffer->stats()).c_str());
+}
+
+// mem's --json summary: rate = reads/s of the aligning pipeline, as the stderr line prints it.
+std::string mem_summary_json(const bwammap::MemReport& r, const bwammap::PlacementPlan& plan, double wall_seconds) {
+  const double reads_per_second = r.align_seconds > 0 ? static_cast<double>(r.reads) / r.align_seconds : 0;
+  dimmap::json::Object j = dimmap::json::summary("bwa-mmap mem", wall_seconds, reads_per_second, "reads/s");
+  j.add("reads", r.reads)
+      .add("bases", r.bases)
+      .add("batches", r.batches)
+      .add("load_seconds", r.load_seconds)
+      .add("align_seconds", r.align_seconds)
+      .add("cpu_seconds", r.cpu_seconds)
+      .add("peak_rss_bytes", r.peak_rss);
+  if (auto buffer = plan.buffer()) j.add("dimmap_stats", dimmap::json::stats(buffer->stats()));
+  return j.str();
 }
 
 }  // namespace
@@ -76,6 +93,8 @@ int main(int argc, char** argv) {
   bwammap::MemCli mem_cli;
   mem_cli.add_to(*mem_cmd);
   mem_plan.add_to(*mem_cmd);
+  std::string mem_json;
+  mem_cmd->add_option("--json", mem_json, "Also write the run's numbers as one JSON object to this file");
 
   if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
 
@@ -108,7 +127,12 @@ int main(int argc, char** argv) {
     } else {
       bwammap::MemOptions options = mem_cli.resolve();
       options.command_line = join_args(argc, argv);
+      const auto start = std::chrono::steady_clock::now();
       const bwammap::MemReport r = bwammap::run_mem(options, mem_plan);
+      if (!mem_json.empty()) {
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        dimmap::json::write_file(mem_json, mem_summary_json(r, mem_plan, wall));
+      }
       if (options.verbosity >= 3) {
         std::fprintf(stderr,
                      "[bwa-mmap mem] %lld reads (%lld bp) in %d batches: %.2f s aligning (%.0f reads/s), %.2f s "

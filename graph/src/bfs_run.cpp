@@ -4,6 +4,8 @@
 #include <graph/output_file.hpp>
 #include <graph/rmat.hpp>
 
+#include <dimmap/json_summary.hpp>
+
 #include <fcntl.h>
 #include <omp.h>
 #include <unistd.h>
@@ -217,6 +219,7 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
     comm.sum(v);
     struct dimmap_stats all {};
     std::memcpy(&all, v.data(), sizeof all);
+    summary.dimmap_stats = all;
     if (leader)
       out << "dimmap buffer " << dimmap::format_size(buffer->config().buffer_bytes) << " (hot fraction "
           << buffer->config().hot_fraction << "), all ranks: " << dimmap::support::stats_text(all) << "\n";
@@ -240,7 +243,30 @@ BfsSummary run_bfs(BfsOptions opt, Comm& comm, std::ostream& out) {
         << " visited_first=" << first_result.visited << " harmonic_teps=" << format_teps(summary.harmonic_mean_teps)
         << " mean_time=" << (usable ? time_sum / static_cast<double>(usable) : 0) << "\n";
   }
+  summary.mean_seconds = usable ? time_sum / static_cast<double>(usable) : 0;
+  summary.vertices = info.vertices;
+  summary.undirected_edges = info.undirected_edges();
+  summary.threads = threads;
+  summary.ranks = comm.size();
   return summary;
+}
+
+std::string summary_json(const BfsOptions& opt, const BfsSummary& s, double wall_seconds) {
+  dimmap::json::Object j = dimmap::json::summary("bfs", wall_seconds, s.harmonic_mean_teps, "TEPS");
+  j.add("harmonic_mean_teps", s.harmonic_mean_teps)
+      .add("mean_seconds", s.mean_seconds)
+      .add("searches", static_cast<uint64_t>(s.results.size()))
+      .add("visited_first", s.results.empty() ? uint64_t{0} : s.results.front().visited)
+      .add("vertices", s.vertices)
+      .add("undirected_edges", s.undirected_edges)
+      .add("threads", s.threads)
+      .add("ranks", s.ranks)
+      .add("placement", dimmap::to_string(opt.placement->preset()))
+      .add("backend", dimmap::to_string(opt.placement->backend()))
+      .add("validated", s.validated);
+  if (s.validated) j.add("all_valid", s.all_valid);
+  if (s.dimmap_stats) j.add("dimmap_stats", dimmap::json::stats(*s.dimmap_stats));
+  return j.str();
 }
 
 }  // namespace graph

@@ -42,6 +42,26 @@ done
 "$bin/bfs" --graph="$work/g" --roots=5 --validate >"$work/out"
 [[ $(grep -c '^root ' "$work/out") -eq 5 ]] || fail "--roots=5 did not run 5 searches"
 grep -q "harmonic mean TEPS" "$work/out" || fail "no TEPS line"
+# --json: one object whose numbers are the printed ones (TEPS printed to 4 digits).
+"$bin/bfs" --graph="$work/g" --roots=3 --validate --placement=full-external --backend=dimmap --buffer=1M \
+  --storage="$work/storage" --json="$work/bfs.json" >"$work/out" || fail "bfs --json"
+python3 - "$work/bfs.json" "$work/out" <<'PY' || fail "bfs --json summary disagrees with the printed numbers"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+out = open(sys.argv[2]).read()
+teps = float(re.search(r"harmonic mean TEPS (\S+)", out).group(1))
+faults = int(re.search(r"all ranks: faults (\d+)", out).group(1))
+assert s["tool"] == "bfs" and s["rate_unit"] == "TEPS", s
+assert s["searches"] == len(re.findall(r"^root ", out, re.M)) == 3, s["searches"]
+assert abs(s["rate"] - teps) <= 1e-3 * teps and s["rate"] == s["harmonic_mean_teps"], (s["rate"], teps)
+assert s["validated"] and s["all_valid"] and s["vertices"] == 4096 and s["wall_seconds"] > 0, s
+assert s["placement"] == "full-external" and s["backend"] == "dimmap", s
+assert s["dimmap_stats"]["faults"] == faults > 0, (s["dimmap_stats"], faults)
+PY
+"$bin/bfs" --graph="$work/g" --roots=1 --json="$work/mem.json" >/dev/null || fail "bfs --json in memory"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert "dimmap_stats" not in s and s["rate"] > 0, s' \
+  "$work/mem.json" || fail "in-memory bfs --json has DI-MMAP counters or no rate"
+expect_error "cannot write the JSON summary '$work/none/s.json'" "$bin/bfs" --graph="$work/g" --roots=1 --json="$work/none/s.json"
 
 # 3. Text and HDF5 inputs give the same graph.
 "$bin/rmat-gen" --scale=10 --out="$work/s.bin" --quiet

@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
+#include <dimmap/json_summary.hpp>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
   app.add_option("--levels-out", opt.levels_out, "levels of the first search, one per line (-1 = unreached)");
   app.add_option("--parents-out", opt.parents_out, "parents of the first search, one per line (-1 = unreached)");
   app.add_flag("--verbose", opt.verbose, "per-level counts and visitor counters for every root");
+  std::string json_out;
+  app.add_option("--json", json_out, "also write the run's numbers as one JSON object to this file");
   int code = 0;
   try {
     app.parse(argc, argv);
@@ -50,7 +54,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (*src) opt.source = source;
+    const auto start = std::chrono::steady_clock::now();
     const graph::BfsSummary s = graph::run_bfs(opt, comm, std::cout);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!json_out.empty() && comm.rank() == 0) dimmap::json::write_file(json_out, graph::summary_json(opt, s, wall));
     if (opt.validate && !s.all_valid) code = dimmap::cli::kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "bfs" << (comm.size() > 1 ? " (rank " + std::to_string(comm.rank()) + ")" : "") << ": " << e.what()

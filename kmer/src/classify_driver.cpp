@@ -11,6 +11,8 @@
 #include <kmer/lookup_batch_size.hpp>
 #include <kmer/lookup_bench.hpp>
 #include <kmer/read_pairs.hpp>
+#include <kmer/run_summary.hpp>
+#include <dimmap/json_summary.hpp>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -163,6 +165,7 @@ void check_db_k(const Database& db, unsigned expected_k) {
 }
 
 int run_classify(ClassifyCommand& cmd) {
+  const double wall_start = now_seconds();
   MpiContext mpi;
   const std::string tsv_path = cmd.out + ".tsv", report_path = cmd.out + ".kreport";
   // Rank files while splitting; rank 0 merges them in input order at the end.
@@ -342,6 +345,10 @@ int run_classify(ClassifyCommand& cmd) {
                   static_cast<unsigned long long>(reads), static_cast<unsigned long long>(classified), seconds,
                   load_seconds,
                   seconds > 0 ? reads / seconds : 0.0, static_cast<unsigned long long>(bases), mpi.size);
+      if (!cmd.json.empty())
+        dimmap::json::write_file(cmd.json, classify_summary_json({reads, classified, bases, seconds, load_seconds,
+                                                                  now_seconds() - wall_start, mpi.size, placement_text,
+                                                                  have_dstats ? std::optional(dstats) : std::nullopt}));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "kmer classify: %s\n", e.what());
       rc = 1;
@@ -352,6 +359,8 @@ int run_classify(ClassifyCommand& cmd) {
 }
 
 int run_lookup(LookupCommand& cmd) {
+  const double wall_start = now_seconds();
+  LookupSummary summary;
   // The k from the header, without mapping the DB on the placement under test.
   const Database probe = Database::open(cmd.db);
   check_db_k(probe, cmd.expected_k);
@@ -379,14 +388,24 @@ int run_lookup(LookupCommand& cmd) {
       std::printf("%-10s %-22s %7u %4u %12llu %9.3f %12.0f %8.4f\n", kind.c_str(), where.c_str(), threads, run,
                   static_cast<unsigned long long>(r.lookups), r.seconds, r.lookups_per_second(), r.hit_rate());
       struct dimmap_stats ds {};
-      if (db.region().backend() == dimmap::Backend::dimmap && dimmap_stats_for(db.region().data(), &ds) == 0)
+      const bool have_ds =
+          db.region().backend() == dimmap::Backend::dimmap && dimmap_stats_for(db.region().data(), &ds) == 0;
+      if (have_ds)
         std::fprintf(stderr, "kmer lookup: dimmap buffer: %.2f faults per lookup; %s\n",
                      r.lookups ? double(ds.faults) / r.lookups : 0.0, dimmap::support::stats_text(ds).c_str());
+      summary.runs.push_back({threads, run, r, have_ds ? std::optional(ds) : std::nullopt});
+      summary.placement = where;
       std::fflush(stdout);
       if (csv)
         csv << kind << ',' << where << ',' << threads << ',' << run << ',' << r.lookups << ',' << r.hits << ','
             << r.seconds << ',' << r.lookups_per_second() << ',' << r.hit_rate() << ',' << db_bytes << '\n';
     }
+  }
+  if (!cmd.json.empty()) {
+    summary.index = kind;
+    summary.db_bytes = db_bytes;
+    summary.wall_seconds = now_seconds() - wall_start;
+    dimmap::json::write_file(cmd.json, lookup_summary_json(summary));
   }
   return 0;
 }

@@ -131,6 +131,25 @@ ok "genus-level accuracy on simulated reads"
 awk -F'\t' '$4=="U"{u=$2} $4=="R"{r=$2} END{exit !(u+r==3000)}' "$work/gz.kreport" || fail "kreport totals"
 ok "kreport totals"
 
+# classify --json: the summary's numbers are the printed ones; on dimmap it has the buffer's counters.
+"$KMER" classify --db "$work/two-level.db" --reads "$work/reads400.fq" --out "$work/js" --threads 2 --quiet \
+  --backend dimmap --buffer 16M --storage "$work" --json "$work/classify.json" >"$work/classify.out" 2>"$work/classify.err"
+python3 - "$work/classify.json" "$work/classify.out" "$work/classify.err" "$work/js.tsv" <<'PY' ||
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+printed = dict(l.split("\t", 1) for l in open(sys.argv[2]).read().split("\n") if "\t" in l)
+faults = int(re.search(r"dimmap faults (\d+)", open(sys.argv[3]).read()).group(1))
+tsv_rows = sum(1 for _ in open(sys.argv[4])) - 1
+assert s["tool"] == "kmer classify" and s["rate_unit"] == "reads/s", s
+assert s["reads"] == 400 == tsv_rows == int(printed["reads"]), (s["reads"], tsv_rows, printed["reads"])
+assert s["classified"] == int(printed["classified"]) and s["bases"] == int(printed["bases"]), (s, printed)
+assert abs(s["rate"] - float(printed["reads_per_second"])) <= 0.1 + 1e-3 * s["rate"], (s["rate"], printed)
+assert s["wall_seconds"] >= s["seconds"] > 0 and s["ranks"] == 1, s
+assert s["dimmap_stats"]["faults"] == faults > 0, (s["dimmap_stats"], faults)
+PY
+  fail "classify --json disagrees with the printed summary"
+ok "classify --json matches the printed summary"
+
 # Lookup benchmark: same hit rate for both indexes and placements.
 for index in two-level gnu-hash; do
   "$KMER" lookup --db "$work/$index.db" --reads "$work/reads400.fq" --threads 1,2 --csv "$work/lookup.csv" >/dev/null
@@ -140,6 +159,20 @@ done
 [[ "$(tail -n +2 "$work/lookup.csv" | cut -d, -f6 | sort -u | wc -l)" -eq 1 ]] || fail "hit counts differ"
 [[ "$(tail -n +2 "$work/lookup.csv" | wc -l)" -eq 6 ]] || fail "lookup rows"
 ok "lookup benchmark rows agree"
+"$KMER" lookup --db "$work/two-level.db" --reads "$work/reads400.fq" --threads 1,2 --backend dimmap --buffer 16M \
+  --storage "$work" --csv "$work/lookup-json.csv" --json "$work/lookup.json" >/dev/null
+python3 - "$work/lookup.json" "$work/lookup-json.csv" <<'PY' || fail "lookup --json disagrees with its CSV rows"
+import csv, json, sys
+s = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert s["tool"] == "kmer lookup" and s["index"] == "two-level" and len(s["runs"]) == len(rows) == 2, s
+for run, row in zip(s["runs"], rows):
+    assert run["threads"] == int(row["threads"]) and run["lookups"] == int(row["lookups"]), (run, row)
+    assert run["hits"] == int(row["hits"]) and run["dimmap_stats"]["faults"] > 0, (run, row)
+assert s["lookups"] == sum(int(r["lookups"]) for r in rows), s
+assert abs(s["rate"] - s["lookups"] / s["seconds"]) <= 1e-6 * s["rate"] and "dimmap_stats" in s, s
+PY
+ok "lookup --json matches its CSV rows"
 printf 'ACGTACGTACGTACGTAC\n# comment\nACGTACGTACGTACGTACGTA\n' >"$work/k21.txt"
 expect_error "k-mers of another k" "k21.txt:3" "$KMER" lookup --db "$work/two-level.db" --kmers "$work/k21.txt"
 

@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
       ->excludes(mates_opt);
   c->add_option("--reference", cls.reference, "FASTA to decode an aligned CRAM (default: htslib's search, REF_PATH)");
   c->add_option("--out", cls.out, "Output prefix")->required();
+  c->add_option("--json", cls.json, "Also write the run's numbers as one JSON object to this file");
   c->add_option("--threads", cls.threads, "OpenMP threads [one per core]")->check(dimmap::cli::thread_count());
   c->add_option("--k", cls.expected_k, "Fail unless the DB was built with this k (0 = any)");
   c->add_option("--min-support", cls.params.min_support, "Share of a read's k-mers the chosen taxon needs")
@@ -123,6 +124,7 @@ int main(int argc, char** argv) {
   l->add_option("--repeat", look.repeat, "Runs per thread count")->check(CLI::PositiveNumber);
   l->add_flag("--warm", warm, "Do not drop the DB from the cache before each run");
   l->add_option("--csv", look.csv, "Append results to this CSV file");
+  l->add_option("--json", look.json, "Also write every run's numbers as one JSON object to this file");
   add_placement(l, look.placement);
 
   std::string info_db;

@@ -1,6 +1,7 @@
 // run.cpp - fork a command into a fresh memory cgroup, forward signals, report what it used.
 #include <budget/budget.hpp>
 #include <budget/page_cache.hpp>
+#include <dimmap/json_summary.hpp>
 #include <dimmap/placement.hpp>
 #include <fcntl.h>
 #include <signal.h>
@@ -174,21 +175,19 @@ std::string describe(const Report& r) {
 }
 
 std::string to_json(const Report& r) {
-  // Cgroup paths come from the system: escape what JSON cannot hold verbatim.
-  std::string cgroup;
-  for (char c : r.cgroup) {
-    if (c == '"' || c == '\\') cgroup += '\\';
-    cgroup += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-  }
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.6f", r.seconds);
-  return "{\"exit_status\": " + std::to_string(r.exit_status) + ", \"signal\": " + std::to_string(r.signal) +
-         ", \"limit_bytes\": " + std::to_string(r.limit_bytes) +
-         ", \"peak_bytes\": " + (r.peak_bytes ? std::to_string(*r.peak_bytes) : "null") +
-         ", \"oom_kills\": " + std::to_string(r.oom_kills) + ", \"oom_killed\": " + (r.oom_killed() ? "true" : "false") +
-         ", \"limit_hits\": " + std::to_string(r.limit_hits) +
-         ", \"stragglers_killed\": " + std::to_string(r.stragglers_killed) + ", \"seconds\": " + seconds +
-         ", \"cgroup_version\": " + std::to_string(static_cast<int>(r.version)) + ", \"cgroup\": \"" + cgroup + "\"}";
+  dimmap::json::Object j;
+  j.add("exit_status", r.exit_status)
+      .add("signal", r.signal)
+      .add("limit_bytes", r.limit_bytes)
+      .raw("peak_bytes", r.peak_bytes ? std::to_string(*r.peak_bytes) : "null")
+      .add("oom_kills", r.oom_kills)
+      .add("oom_killed", r.oom_killed())
+      .add("limit_hits", r.limit_hits)
+      .add("stragglers_killed", r.stragglers_killed)
+      .add("seconds", r.seconds)
+      .add("cgroup_version", static_cast<int>(r.version))
+      .add("cgroup", r.cgroup);  // a path from the system: escaped
+  return j.str();
 }
 
 }  // namespace budget

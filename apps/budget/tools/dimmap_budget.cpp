@@ -8,9 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <budget/budget.hpp>
 #include <dimmap/cli.hpp>
+#include <dimmap/json_summary.hpp>
 #include <dimmap/placement.hpp>
-#include <dimmap/support/atomic_file.hpp>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -20,11 +19,6 @@
 namespace {
 
 constexpr int kOwnFailure = 125;
-
-// Writes the report through a temporary name, so a half-written report never looks valid.
-void write_report(const std::string& path, const std::string& text) {
-  dimmap::support::write_file_atomically(path, text + "\n", dimmap::support::Durability::no_sync);
-}
 
 }  // namespace
 
@@ -69,7 +63,7 @@ int main(int argc, char** argv) {
   try {
     budget::Report report = budget::run(options, command);
     if (!quiet) std::fprintf(stderr, "dimmap-budget: %s\n", budget::describe(report).c_str());
-    if (!report_file.empty()) write_report(report_file, budget::to_json(report));
+    if (!report_file.empty()) dimmap::json::write_file(report_file, budget::to_json(report));
     return report.exit_status;
   } catch (const budget::LaunchError& e) {
     std::fprintf(stderr, "dimmap-budget: %s\n", e.what());

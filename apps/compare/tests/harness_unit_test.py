@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Unit tests of dimmap-compare's pure parts: sizes and numbers, summaries and ratios of runs,
-the printed table, cross-checks between placements, and the results files' round trip."""
+the printed table, cross-checks between placements, the results files' round trip, and the
+reader of the tools' --json summaries."""
 import csv
 import json
 import math
@@ -17,6 +18,7 @@ from dimmap_compare import units  # noqa: E402
 from dimmap_compare.experiment import Point, mark_disagreements  # noqa: E402
 from dimmap_compare.results import Document, ExperimentResult, Ratio  # noqa: E402
 from dimmap_compare.runner import InvalidOutput, Run, Runner  # noqa: E402
+from dimmap_compare.summary import parse_summary, summary_parser, with_summary  # noqa: E402
 from dimmap_compare.tools import Tools  # noqa: E402
 from dimmap_compare.table import format_experiment  # noqa: E402
 from dimmap_compare.writers import CSV_COLUMNS, write_csv, write_h5, write_json  # noqa: E402
@@ -224,6 +226,29 @@ class Outcomes(unittest.TestCase):
         r = runner.run(["true"], 1 << 20, lambda *a: (1.0, {}))
         self.assertEqual(r.status, "missing")
         self.assertIn("dimmap-budget is missing", r.error)
+
+
+class ToolSummaries(unittest.TestCase):
+    def test_a_summary_is_read_once_and_removed(self):
+        with tempfile.TemporaryDirectory() as d:
+            cmd = with_summary(["bfs", "--graph=g"], d)
+            self.assertEqual(cmd[:2], ["bfs", "--graph=g"])
+            path = cmd[-1].split("=", 1)[1]
+            self.assertEqual(os.path.dirname(path), d)
+            with open(path, "w") as f:
+                json.dump({"tool": "bfs", "wall_seconds": 1.5, "rate": 2.5e6, "rate_unit": "TEPS", "searches": 2}, f)
+            parse = summary_parser(cmd, "bfs", extra=lambda s: {"searches": s["searches"]})
+            self.assertEqual(parse("", "", 1.0), (2.5e6, {"searches": 2}))
+            self.assertFalse(os.path.exists(path))  # a later run that writes none gets no numbers
+            with self.assertRaisesRegex(InvalidOutput, "no summary"):
+                parse("", "", 1.0)
+
+    def test_what_is_not_a_summary_of_the_tool_is_refused(self):
+        self.assertEqual(parse_summary('{"tool": "lriot", "rate": 10}', "lriot")["rate"], 10)
+        for text, why in (("IOPS 5", "not JSON"), ('{"tool": "bfs", "rate": 1}', "not a lriot summary"),
+                          ('{"tool": "lriot"}', "no rate"), ('{"tool": "lriot", "rate": "fast"}', "no rate")):
+            with self.assertRaisesRegex(InvalidOutput, why):
+                parse_summary(text, "lriot")
 
 
 if __name__ == "__main__":

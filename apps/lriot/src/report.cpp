@@ -1,4 +1,5 @@
 // report.cpp - LRIOT results as text and as JSON.
+#include <dimmap/json_summary.hpp>
 #include <dimmap/placement.hpp>
 #include <dimmap/support/stats_text.hpp>
 #include <lriot/lriot.hpp>
@@ -16,54 +17,6 @@ std::string fmt(const char* format, double v) {
 }
 
 std::string u64(uint64_t v) { return std::to_string(v); }
-
-// A JSON object built key by key (numbers, strings without control characters, nested objects).
-class JsonObject {
- public:
-  JsonObject& add(const char* key, uint64_t v) { return raw(key, u64(v)); }
-  JsonObject& add(const char* key, unsigned v) { return raw(key, std::to_string(v)); }
-  JsonObject& add(const char* key, double v) { return raw(key, fmt("%.10g", v)); }
-  JsonObject& add(const char* key, bool v) { return raw(key, v ? "true" : "false"); }
-  JsonObject& add(const char* key, const std::string& v) {
-    std::string quoted = "\"";
-    for (char ch : v) {
-      if (ch == '"' || ch == '\\') quoted += '\\';
-      quoted += static_cast<unsigned char>(ch) < 0x20 ? '?' : ch;
-    }
-    return raw(key, quoted + "\"");
-  }
-  JsonObject& add(const char* key, const char* v) { return add(key, std::string(v)); }
-  JsonObject& raw(const char* key, const std::string& json) {
-    text_ += (text_.empty() ? "{" : ", ") + std::string("\"") + key + "\": " + json;
-    return *this;
-  }
-  std::string str() const { return text_.empty() ? "{}" : text_ + "}"; }
-
- private:
-  std::string text_;
-};
-
-std::string stats_json(const struct dimmap_stats& s) {
-  return JsonObject()
-      .add("faults", s.faults)
-      .add("misses", s.misses)
-      .add("recoveries", s.recoveries)
-      .add("hits", s.hits)
-      .add("write_faults", s.write_faults)
-      .add("hot_promotions", s.hot_promotions)
-      .add("evictions", s.evictions)
-      .add("eviction_batches", s.eviction_batches)
-      .add("writebacks", s.writebacks)
-      .add("write_ios", s.write_ios)
-      .add("bytes_read", s.bytes_read)
-      .add("bytes_written", s.bytes_written)
-      .add("read_errors", s.read_errors)
-      .add("write_errors", s.write_errors)
-      .add("buffer_pages", s.buffer_pages)
-      .add("resident_pages", s.resident_pages)
-      .add("dirty_pages", s.dirty_pages)
-      .str();
-}
 
 std::string describe_pattern(const Config& c) {
   const SequenceParams& s = c.sequence;
@@ -116,9 +69,9 @@ std::string to_text(const Result& r) {
 std::string to_json(const Result& r) {
   const Config& c = r.config;
   const SequenceParams& s = c.sequence;
-  JsonObject j;
-  j.add("tool", "lriot")
-      .add("mode", to_string(c.mode))
+  // wall_seconds: the measured run (operations and the final sync), as IOPS counts it.
+  dimmap::json::Object j = dimmap::json::summary("lriot", r.seconds, r.iops(), "IOPS");
+  j.add("mode", to_string(c.mode))
       .add("pattern", to_string(s.pattern))
       .add("partition_ops", s.partition_ops)
       .add("partition_space", s.partition_space)
@@ -140,15 +93,14 @@ std::string to_json(const Result& r) {
       .add("iops", r.iops())
       .add("run_iops", r.run_iops());
   if (c.mode == Mode::dimmap) j.add("buffer_bytes_per_proc", r.buffer_bytes_per_proc);
-  if (r.has_dimmap_stats) j.raw("dimmap_stats", stats_json(r.dimmap));
+  if (r.has_dimmap_stats) j.add("dimmap_stats", dimmap::json::stats(r.dimmap));
   if (r.verified)
-    j.raw("verify", JsonObject()
+    j.add("verify", dimmap::json::Object()
                         .add("ok", r.ok())
                         .add("mismatches", r.mismatches)
                         .add("bad_pages_after", r.bad_pages_after)
                         .add("counter_delta", r.counter_delta)
-                        .add("first_mismatch", r.first_mismatch)
-                        .str());
+                        .add("first_mismatch", r.first_mismatch));
   return j.str();
 }
 

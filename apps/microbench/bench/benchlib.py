@@ -28,11 +28,8 @@ def tool(build_dir, relpath):
 
 
 def memory_limit_command(build_dir, size):
-    """Prefix that runs a command in a memory cgroup of `size` (dimmap-budget if built)."""
-    budget = os.path.join(build_dir, "apps", "budget", "dimmap-budget")
-    if os.access(budget, os.X_OK):
-        return [budget, f"--memory={size}", "--"]
-    return [os.path.join(SOURCE_DIR, "runtime", "preload", "tests", "memory-limit.sh"), size, "--"]
+    """Prefix that runs a command in a fresh memory cgroup of `size` (dimmap-budget)."""
+    return [tool(build_dir, os.path.join("apps", "budget", "dimmap-budget")), f"--memory={size}", "--"]
 
 
 def drop_file_cache(path):

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# cli_errors_test.sh MICROBENCH: bad input gets a clear message and exit 1, bad options exit 2.
+# cli_errors_test.sh MICROBENCH: bad input gets a clear message and exit 1, bad options exit 2;
+# query --json writes the numbers the TSV prints.
 set -u
 mb=$1
 scratch=$(mktemp -d "${DIMMAP_BUILD_DIR:-/var/tmp}/microbench-cli-XXXXXX")
@@ -36,6 +37,29 @@ expect_error 2 "--backend" query --file="$scratch/v.bin" --backend=tape
 expect_error 1 "smaller than the minimum" query --file="$scratch/v.bin" --backend=dimmap --buffer=4K
 expect_error 2 "--size: size '-1G'" random-access --size=-1G
 expect_error 2 "microbench: --threads: Value -2 not in range" random-access --threads=-2
+expect_error 1 "cannot write the JSON summary '$scratch/missing/s.json'" query --file="$scratch/v.bin" \
+  --json="$scratch/missing/s.json"
+if "$mb" query --file="$scratch/v.bin" --placement=full-external --backend=dimmap --buffer=256K --storage="$scratch" \
+  --threads=1,2 --queries=2000 --json="$scratch/q.json" >"$scratch/q.tsv" 2>"$scratch/q.err"; then
+  python3 - "$scratch/q.json" "$scratch/q.tsv" <<'PY' || failures=$((failures + 1))
+import csv, json, sys
+s = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2]), delimiter="\t"))
+try:
+    assert s["tool"] == "microbench query" and s["structure"] == "sorted-vector" and len(s["runs"]) == len(rows) == 2, s
+    for run, row in zip(s["runs"], rows):
+        assert run["threads"] == int(row["threads"]) and run["queries"] == int(row["queries"]) == 2000, (run, row)
+        assert run["found"] == int(row["found"]) and run["checksum"] == row["checksum"] and run["wrong"] == 0, (run, row)
+        assert s["entries"] == int(row["entries"]), (s, row)
+    assert s["queries"] == 4000 and abs(s["rate"] - s["queries"] / s["seconds"]) <= 1e-6 * s["rate"], s
+    assert s["dimmap_stats"]["faults"] > 0 and s["wall_seconds"] >= s["seconds"], s
+except AssertionError as e:
+    sys.exit(f"FAIL: query --json disagrees with the TSV: {e}")
+PY
+else
+  echo "FAIL: query --json: $(cat "$scratch/q.err")" >&2
+  failures=$((failures + 1))
+fi
 [[ -z $(find "$scratch" -name '*.tmp.*') ]] || { echo "FAIL: partial files left" >&2; failures=$((failures + 1)); }
 ((failures == 0)) && echo "ok: all bad input refused"
 exit $((failures > 0))

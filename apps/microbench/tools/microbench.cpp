@@ -5,10 +5,12 @@
 //   microbench random-access --size=SIZE --updates=N [--threads=N]
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
+#include <dimmap/json_summary.hpp>
 #include <dimmap/placement.hpp>
 #include <dimmap/support/progress.hpp>
 #include <dimmap/support/stats_text.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -22,6 +24,45 @@ namespace {
 void print_buffer_stats(const dimmap::Placement& p) {
   if (p.backend != dimmap::Backend::dimmap || !p.buffer) return;
   std::fprintf(stderr, "microbench: dimmap buffer: %s\n", dimmap::support::stats_text(p.buffer->stats()).c_str());
+}
+
+struct QueryRun {
+  unsigned threads;
+  microbench::LookupResult result;
+};
+
+// query's --json summary: rate = lookups/s over every thread count (all answers over all their
+// seconds), each thread count's numbers in "runs", the buffer's counters on DI-MMAP.
+std::string query_summary_json(const microbench::StructureFile& f, const dimmap::Placement& p,
+                               const std::vector<QueryRun>& runs, double wall_seconds) {
+  uint64_t queries = 0;
+  double seconds = 0;
+  std::vector<dimmap::json::Object> rows;
+  for (const QueryRun& run : runs) {
+    const microbench::LookupResult& r = run.result;
+    queries += r.queries;
+    seconds += r.seconds;
+    char checksum[20];
+    std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(r.checksum));
+    rows.push_back(dimmap::json::Object()
+                       .add("threads", run.threads)
+                       .add("queries", r.queries)
+                       .add("seconds", r.seconds)
+                       .add("lookups_per_second", r.lookups_per_second())
+                       .add("found", r.found)
+                       .add("wrong", r.wrong)
+                       .add("checksum", std::string(checksum)));
+  }
+  const double rate = seconds > 0 ? static_cast<double>(queries) / seconds : 0;
+  dimmap::json::Object j = dimmap::json::summary("microbench query", wall_seconds, rate, "lookups/s");
+  j.add("structure", microbench::to_string(f.structure()))
+      .add("placement", p.describe())
+      .add("entries", f.entries())
+      .add("queries", queries)
+      .add("seconds", seconds)
+      .raw("runs", dimmap::json::array(rows));
+  if (p.backend == dimmap::Backend::dimmap && p.buffer) j.add("dimmap_stats", dimmap::json::stats(p.buffer->stats()));
+  return j.str();
 }
 
 }  // namespace
@@ -72,6 +113,8 @@ int main(int argc, char** argv) {
   query->add_option("--verify", verify, "Also compare N answers with a std:: container built in memory");
   bool advise_random = false;
   query->add_flag("--advise-random", advise_random, "mmap backend: MADV_RANDOM on the file (no readahead)");
+  std::string query_json;
+  query->add_option("--json", query_json, "Also write the run's numbers as one JSON object to this file");
   {
     using namespace dimmap::cli;
     add_placement_options(*query, query_plan, kAllPlacementOptions & ~kPlaceEach);
@@ -105,6 +148,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*query) {
+      const auto start = std::chrono::steady_clock::now();
       std::vector<unsigned> counts;
       dimmap::cli::read_thread_list(threads, counts);  // checked while parsing
       dimmap::Placement placement = query_plan.placement_of("structure");
@@ -116,8 +160,10 @@ int main(int argc, char** argv) {
                             expect_structure);
       std::printf("structure\tplacement\tentries\tthreads\tqueries\tseconds\tlookups_per_s\tfound\tchecksum\n");
       int status = 0;
+      std::vector<QueryRun> runs;
       for (unsigned n : counts) {
         const microbench::LookupResult r = microbench::run_lookups(f, {queries, n, query_seed, duration});
+        runs.push_back({n, r});
         std::printf("%s\t%s\t%llu\t%u\t%llu\t%.4f\t%.0f\t%llu\t%016llx\n", microbench::to_string(f.structure()),
                     placement.describe().c_str(), static_cast<unsigned long long>(f.entries()), n,
                     static_cast<unsigned long long>(r.queries), r.seconds, r.lookups_per_second(),
@@ -136,6 +182,10 @@ int main(int argc, char** argv) {
                      static_cast<unsigned long long>(v.checked), static_cast<unsigned long long>(v.mismatches),
                      v.mismatches ? ", first: " : "", v.first_mismatch.c_str());
         if (v.mismatches) status = 1;
+      }
+      if (!query_json.empty()) {
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        dimmap::json::write_file(query_json, query_summary_json(f, placement, runs, wall));
       }
       return status;
     }

@@ -6,6 +6,7 @@
 #include <graph/bfs_files.hpp>
 
 #include <dimmap/placement_plan.hpp>
+#include <dimmap/dimmap.h>
 
 #include <cstdint>
 #include <iosfwd>
@@ -74,8 +75,15 @@ struct RootResult {
 struct BfsSummary {
   std::vector<RootResult> results;
   double harmonic_mean_teps = 0;
+  double mean_seconds = 0;  // per search
   bool validated = false, all_valid = true;
+  uint64_t vertices = 0, undirected_edges = 0;
+  int threads = 0, ranks = 1;
+  std::optional<struct dimmap_stats> dimmap_stats;  // summed over ranks, when a file was on DI-MMAP
 };
+
+// The run as one JSON object (dimmap/json_summary.hpp): rate = harmonic mean TEPS.
+std::string summary_json(const BfsOptions& options, const BfsSummary& summary, double wall_seconds);
 
 // Random distinct roots of degree >= 1 (fewer if the graph has fewer), reproducible from seed.
 std::vector<uint64_t> choose_roots(const std::string& graph_dir, const CsrInfo& info, unsigned count, uint64_t seed);

@@ -47,6 +47,7 @@ struct ClassifyCommand {
   ClassifyParams params;
   DbPlacementOptions placement;
   bool progress = true;
+  std::string json;  // write the run's numbers here as one JSON object ("" = no)
 };
 // Writes PREFIX.tsv and PREFIX.kreport (temporary names renamed at the end). Under mpirun the
 // reads are split across ranks (blocks of batch_reads, round robin) and rank 0 writes both
@@ -64,6 +65,7 @@ struct LookupCommand {
   bool cold = true;  // each run starts with the DB out of the cache
   std::string csv;   // append rows here too ("" = no)
   DbPlacementOptions placement;
+  std::string json;  // write every run's numbers here as one JSON object ("" = no)
 };
 int run_lookup(LookupCommand& cmd);
 

@@ -8,27 +8,25 @@ Equal budgets are measured, much as graph/bench/bfs-bench does: calibration runs
 configuration give the process's memory beside its buffer (the median of several, +10%; see
 budgets.py), and every configuration gets the buffer plus that."""
 import os
-import re
 
 from . import perma
 from ..budgets import CalibrationError, derive_overhead, describe_derivation
 from ..experiment import Experiment, Point, Unavailable
 from ..results import Ratio
 from ..runner import OK, InvalidOutput
+from ..summary import summary_parser, with_summary
 from ..units import format_size
 
-RESULT = re.compile(r"^result: (.*)$", re.M)
-
-
-def parse_bfs(stdout, stderr, seconds):
-    """The 'result:' line's harmonic-mean TEPS; a search that fails validation is no result."""
-    if "validation: passed" not in stdout:
-        raise InvalidOutput("validation did not pass" if "validation: FAILED" in stdout else "no validation line")
-    m = RESULT.search(stdout)
-    if not m:
-        raise InvalidOutput("no result line")
-    kv = dict(f.split("=", 1) for f in m.group(1).split())
-    return float(kv["harmonic_teps"]), {"mean_time_s": float(kv["mean_time"]), "visited": int(kv["visited_first"])}
+def bfs_parser(cmd):
+    """The summary's harmonic-mean TEPS; a search that fails validation is no result."""
+    def value(s):
+        if not s.get("validated"):
+            raise InvalidOutput("the searches were not validated")
+        if not s.get("all_valid"):
+            raise InvalidOutput("validation did not pass")
+        return s["harmonic_mean_teps"]
+    return summary_parser(cmd, "bfs", value,
+                          lambda s: {"mean_time_s": s["mean_seconds"], "visited": s["visited_first"]})
 
 
 class BfsBase(Experiment):
@@ -61,8 +59,9 @@ class BfsBase(Experiment):
         return ctx.threads([16, 64], [16], [4])
 
     def bfs_cmd(self, ctx, p, threads, storage, flags, validate=True):
-        return [ctx.tools.path("bfs"), f"--graph={p['graph']}", f"--roots={p['roots']}", "--seed=1",
-                f"--threads={threads}", f"--storage={storage}"] + flags + (["--validate"] if validate else [])
+        cmd = [ctx.tools.path("bfs"), f"--graph={p['graph']}", f"--roots={p['roots']}", "--seed=1",
+               f"--threads={threads}", f"--storage={storage}"] + flags + (["--validate"] if validate else [])
+        return with_summary(cmd, storage)
 
     def overhead(self, ctx, p, flags, buffer, storage, env=None, key=""):
         """The memory the dimmap configuration needs beside its buffer, from calibration runs
@@ -81,7 +80,7 @@ class BfsBase(Experiment):
         on_tmpfs = bool(p.get("storage", "").startswith("tmpfs"))
         footprints, peaks = [], []
         for _ in range(ctx.pick(3, 3, 1)):
-            run = ctx.runner.run(cmd, generous, parse_bfs, env=env, evict=self.graph_files(p), measure_footprint=True)
+            run = ctx.runner.run(cmd, generous, bfs_parser(cmd), env=env, evict=self.graph_files(p), measure_footprint=True)
             if run.status != OK:
                 raise Unavailable(f"calibration run failed ({run.status}: {run.error})")
             footprints.append(run.peak_bytes if on_tmpfs else run.footprint_bytes)
@@ -113,7 +112,7 @@ class BfsBase(Experiment):
 
     def point(self, p, config, x, cmd, budget, env=None, panel="", data_bytes=None, **params):
         """data_bytes: what the run pages through (None for the unconstrained references)."""
-        return Point(config, x, cmd, budget, parse_bfs, env=env or {}, evict=self.graph_files(p), panel=panel,
+        return Point(config, x, cmd, budget, bfs_parser(cmd), env=env or {}, evict=self.graph_files(p), panel=panel,
                      params=params, data_bytes=data_bytes)
 
 

@@ -1,13 +1,13 @@
 """k-mer experiments (kmer/): the LMAT-style database on storage behind Linux mmap or DI-MMAP.
   kmer-lookup     DI-MMAP 2015 Fig. 7: raw lookups/s vs threads, gnu-hash and two-level index
   kmer-classify   DI-MMAP 2015 Figs. 8b/9b: classification bases/s on three read sets"""
-import csv
 import hashlib
 import os
 
 from ..experiment import Experiment, Point, mark_disagreements
 from ..results import Ratio
 from ..runner import InvalidOutput
+from ..summary import summary_parser, with_summary
 from ..units import format_size, parse_size
 
 INDEXES = ["gnu-hash", "two-level"]
@@ -30,26 +30,23 @@ def backend_flags(backend, buffer, storage):
     return flags + ([f"--buffer={buffer}"] if backend == "dimmap" else ["--advise-random"])
 
 
-def lookup_parser(csv_path):
-    def parse(stdout, stderr, seconds):
-        with open(csv_path) as f:
-            rows = list(csv.DictReader(f))
-        if not rows:
-            raise InvalidOutput(f"no row in {csv_path}")
-        row = rows[-1]
-        return float(row["lookups_per_s"]), {"hit_rate": float(row["hit_rate"]), "lookups": int(row["lookups"]),
-                                             "hits": int(row["hits"])}
-    return parse
+def lookup_parser(cmd):
+    """kmer lookup's summary (one thread count per run): lookups/s and the hits to compare."""
+    def extra(s):
+        run = s["runs"][-1]
+        return {"hit_rate": run["hit_rate"], "lookups": run["lookups"], "hits": run["hits"]}
+    return summary_parser(cmd, "kmer lookup", lambda s: s["runs"][-1]["lookups_per_second"], extra)
 
 
-def parse_classify(stdout, stderr, seconds):
-    """kmer classify's summary (tab-separated key value): bases/s of classification (DB open apart)."""
-    kv = dict(l.split("\t", 1) for l in stdout.strip().splitlines() if "\t" in l)
-    secs = float(kv["seconds"])
-    if secs <= 0 or int(kv["reads"]) == 0:
-        raise InvalidOutput("no reads classified")
-    return int(kv["bases"]) / secs, {"reads": int(kv["reads"]), "classified": int(kv["classified"]),
-                                      "seconds": secs, "reads_per_s": float(kv["reads_per_second"])}
+def classify_parser(cmd):
+    """kmer classify's summary: bases/s of classification (DB open apart)."""
+    def value(s):
+        if s["seconds"] <= 0 or s["reads"] == 0:
+            raise InvalidOutput("no reads classified")
+        return s["bases"] / s["seconds"]
+    return summary_parser(cmd, "kmer classify", value,
+                          lambda s: {"reads": s["reads"], "classified": s["classified"], "seconds": s["seconds"],
+                                     "reads_per_s": s["reads_per_second"]})
 
 
 class KmerLookup(Experiment):
@@ -76,16 +73,14 @@ class KmerLookup(Experiment):
     def points(self, ctx, p):
         kmer = ctx.tools.path("kmer")
         storage = ctx.scratch("kmer")
-        n = 0
         for index in INDEXES:
             db = p["dbs"][index]
             for t in p["threads"]:
                 for label, backend in BACKENDS:
-                    n += 1
-                    out = os.path.join(storage, f"lookup-{n}.csv")
-                    cmd = [kmer, "lookup", "--db", db, "--reads", p["reads"], "--max-kmers", str(p["max_kmers"]),
-                           "--threads", str(t), "--csv", out] + backend_flags(backend, p["buffer_bytes"], storage)
-                    yield Point(label, t, cmd, p["budget_bytes"], lookup_parser(out), evict=[db], panel=index,
+                    cmd = with_summary([kmer, "lookup", "--db", db, "--reads", p["reads"], "--max-kmers",
+                                        str(p["max_kmers"]), "--threads", str(t)] +
+                                       backend_flags(backend, p["buffer_bytes"], storage), storage)
+                    yield Point(label, t, cmd, p["budget_bytes"], lookup_parser(cmd), evict=[db], panel=index,
                                 data_bytes=os.path.getsize(db),
                                 params={"threads": t, "index": index,
                                         "buffer_bytes": p["buffer_bytes"] if backend == "dimmap" else None})
@@ -135,9 +130,10 @@ class KmerClassify(Experiment):
                 for index in INDEXES:
                     for label, backend in BACKENDS:
                         out = os.path.join(storage, f"t{t}-set{k}-{index}-{backend}")
-                        cmd = [kmer, "classify", "--db", p["dbs"][index], "--reads", reads, "--out", out,
-                               "--threads", str(t), "--quiet"] + backend_flags(backend, p["buffer_bytes"], storage)
-                        yield Point(f"{index}, {label}", set_name, cmd, p["budget_bytes"], parse_classify,
+                        cmd = with_summary([kmer, "classify", "--db", p["dbs"][index], "--reads", reads, "--out",
+                                            out, "--threads", str(t), "--quiet"] +
+                                           backend_flags(backend, p["buffer_bytes"], storage), storage)
+                        yield Point(f"{index}, {label}", set_name, cmd, p["budget_bytes"], classify_parser(cmd),
                                     evict=[p["dbs"][index]], panel=f"{t} threads",
                                     data_bytes=os.path.getsize(p["dbs"][index]),
                                     params={"threads": t, "index": index, "classification": out + ".tsv",

@@ -3,24 +3,25 @@
   dimmap-opt                DI-MMAP 2015 Fig. 5 (bulk vs single-page eviction)
   hot-fifo                  PerMA 2012 Fig. 8 (share of the buffer for the hot-page FIFO)
   perma-lriot               PerMA 2012 Fig. 6 (NVRAM generations modelled on a tmpfs file)"""
-import json
 import os
 
 from . import perma
 from ..experiment import Experiment, Point, Unavailable
 from ..results import Ratio
+from ..summary import parse_summary
 from ..units import format_size, parse_size
 
 KMOD_CONTROL = "/dev/dimmap_ctl"
 
 
 def parse_lriot(stdout, stderr, seconds):
-    """lriot --json: IOPS (write runs include the final msync); the buffer counters as extra."""
-    r = json.loads(stdout)
+    """lriot --json (the summary on stdout): IOPS (write runs include the final msync); the buffer
+    counters as extra."""
+    r = parse_summary(stdout, "lriot", "lriot's output")
     extra = {k: r[k] for k in ("ops", "reads", "writes", "seconds", "sync_seconds", "run_iops") if k in r}
     if "dimmap_stats" in r:
         extra["dimmap_stats"] = r["dimmap_stats"]
-    return float(r["iops"]), extra
+    return float(r["rate"]), extra
 
 
 def kmod_skip_reason():

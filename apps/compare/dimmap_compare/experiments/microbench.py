@@ -13,18 +13,20 @@ import time
 from ..experiment import Experiment, Point, Unavailable, mark_disagreements
 from ..results import Ratio
 from ..runner import InvalidOutput
+from ..summary import summary_parser, with_summary
 from ..tools import ToolMissing
 from ..units import format_size, parse_size
 
 STRUCTURES = ["sorted-vector", "ordered-map", "unordered-map"]
 
 
-def parse_query(stdout, stderr, seconds):
-    """microbench query's TSV: lookups_per_s; the answers' checksum is kept to compare placements."""
-    lines = [l.split("\t") for l in stdout.strip().splitlines()]
-    row = dict(zip(lines[0], lines[-1]))
-    return float(row["lookups_per_s"]), {"checksum": row["checksum"], "found": int(row["found"]),
-                                         "entries": int(row["entries"])}
+def query_parser(cmd):
+    """microbench query's summary (one thread count per run): lookups/s; the answers' checksum is
+    kept to compare placements."""
+    def extra(s):
+        run = s["runs"][-1]
+        return {"checksum": run["checksum"], "found": run["found"], "entries": s["entries"]}
+    return summary_parser(cmd, "microbench query", lambda s: s["runs"][-1]["lookups_per_second"], extra)
 
 
 class Microbench(Experiment):
@@ -68,7 +70,8 @@ class Microbench(Experiment):
                            ("mmap+MADV_RANDOM @ budget", ["--backend=mmap", "--advise-random"], b, None),
                            ("dimmap @ budget", ["--backend=dimmap", f"--buffer={buf}"], b, buf)]
                 for label, flags, budget, buffer in configs:
-                    yield Point(label, t, base + flags, budget, parse_query, evict=[path], panel=s,
+                    cmd = with_summary(base + flags, storage)
+                    yield Point(label, t, cmd, budget, query_parser(cmd), evict=[path], panel=s,
                                 data_bytes=None if label.startswith("in memory") else os.path.getsize(path),
                                 params={"threads": t, "buffer_bytes": buffer, "structure": s})
 
