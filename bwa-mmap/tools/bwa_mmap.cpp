@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 #include <dimmap/memory_limit.hpp>
 #include <dimmap/support/stats_text.hpp>
 
@@ -38,7 +38,7 @@ void print_buffer_stats(const char* who, const bwammap::IndexPlacement& plan) {
 }
 
 // mem's --json summary: rate = reads/s of the aligning pipeline, as the stderr line prints it.
-std::string mem_summary_json(const bwammap::MemReport& r, const bwammap::PlacementPlan& plan, double wall_seconds) {
+std::string mem_summary_json(const bwammap::MemReport& r, const bwammap::IndexPlacement& plan, double wall_seconds) {
   const double reads_per_second = r.align_seconds > 0 ? static_cast<double>(r.reads) / r.align_seconds : 0;
   dimmap::json::Object j = dimmap::json::summary("bwa-mmap mem", wall_seconds, reads_per_second, "reads/s");
   j.add("reads", r.reads)

@@ -4,7 +4,7 @@
 #include <graph/output_file.hpp>
 #include <graph/rmat.hpp>
 
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 
 #include <fcntl.h>
 #include <omp.h>

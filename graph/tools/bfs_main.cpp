@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 
 #include <chrono>
 #include <iostream>

@@ -12,7 +12,7 @@
 #include <kmer/lookup_bench.hpp>
 #include <kmer/read_pairs.hpp>
 #include <kmer/run_summary.hpp>
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,7 +1,7 @@
 // run_summary.cpp - kmer classify's and kmer lookup's --json summaries.
 #include <kmer/run_summary.hpp>
 
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 
 namespace kmer {
 

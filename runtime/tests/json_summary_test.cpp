@@ -1,6 +1,6 @@
 // The --json summary writer: strings escaped as JSON requires, numbers that JSON can hold,
 // the file written whole or not at all.
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,7 +1,7 @@
 // run.cpp - fork a command into a fresh memory cgroup, forward signals, report what it used.
 #include <budget/budget.hpp>
 #include <budget/page_cache.hpp>
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 #include <dimmap/placement.hpp>
 #include <fcntl.h>
 #include <signal.h>

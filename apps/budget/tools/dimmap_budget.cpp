@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <budget/budget.hpp>
 #include <dimmap/cli.hpp>
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 #include <dimmap/placement.hpp>
 
 #include <cerrno>

@@ -1,5 +1,5 @@
 // report.cpp - LRIOT results as text and as JSON.
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 #include <dimmap/placement.hpp>
 #include <dimmap/support/stats_text.hpp>
 #include <lriot/lriot.hpp>

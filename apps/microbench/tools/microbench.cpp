@@ -5,7 +5,7 @@
 //   microbench random-access --size=SIZE --updates=N [--threads=N]
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
-#include <dimmap/json_summary.hpp>
+#include <dimmap/support/json_summary.hpp>
 #include <dimmap/placement.hpp>
 #include <dimmap/support/progress.hpp>
 #include <dimmap/support/stats_text.hpp>

@@ -9,6 +9,7 @@
 
 #include <dimmap/dimmap.h>
 #include <dimmap/placement.hpp>  // dimmap::Error
+#include <dimmap/support/atomic_file.hpp>
 #include <unistd.h>
 
 #include <cerrno>
@@ -117,15 +118,10 @@ inline Object summary(const char* tool, double wall_seconds, double rate, const 
 // Writes a JSON text (Object::str()) and a newline to path, through a temporary name in the same directory, so
 // a reader never sees half a summary. Throws dimmap::Error naming the file.
 inline void write_file(const std::string& path, const std::string& json) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) throw Error("cannot write the JSON summary '" + path + "': " + std::strerror(errno));
-  const std::string text = json + "\n";
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !written || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(tmp.c_str());
-    throw Error("cannot write the JSON summary '" + path + "': " + std::strerror(error));
+  try {
+    support::write_file_atomically(path, json + "\n", support::Durability::no_sync);
+  } catch (const Error& e) {
+    throw Error("cannot write the JSON summary '" + path + "': " + e.what());
   }
 }
 
