@@ -215,7 +215,6 @@ LaunchPlan plan_launch(const LaunchOptions& opt) {
     if (plan.buffer_bytes > ram)
       throw LaunchError("--buffer=" + dimmap::format_size(plan.buffer_bytes) + " is more than this machine's memory (" +
                         dimmap::format_size(ram) + ")");
-    if (plan.buffer_bytes == 0) throw LaunchError("--buffer must be above 0");
   }
   if (uses_dimmap) {
     try {

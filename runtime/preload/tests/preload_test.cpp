@@ -178,11 +178,11 @@ void expect_refused(const std::vector<std::string>& args, const std::string& mes
 }
 
 TEST(DimmapRun, RefusesBadPlacementsAndSizes) {
-  expect_refused({"--placement=bogus", "--", "true"}, "unknown placement 'bogus'");
+  expect_refused({"--placement=bogus", "--", "true"}, "--placement: 'bogus' is not in-memory");
   expect_refused({"--placement=dimmap", "--buffer=1P", "--", "true"}, "more than this machine's memory");
   expect_refused({"--placement=hpmmap", "--buffer=1P", "--", "true"}, "more than this machine's memory");
   expect_refused({"--placement=dimmap", "--buffer=8K", "--", "true"}, "smaller than the minimum");
-  expect_refused({"--placement=hpmmap", "--buffer=0", "--", "true"}, "--buffer must be above 0");
+  expect_refused({"--placement=hpmmap", "--buffer=0", "--", "true"}, "--buffer: size '0' must be larger than 0");
   expect_refused({"--min-alloc=lots", "--", "true"}, "--min-alloc");
   expect_refused({"--min-alloc=-5M", "--", "true"}, "--min-alloc");
   expect_refused({"--min-alloc=0", "--", "true"}, "--min-alloc must be above 0");
