@@ -138,7 +138,7 @@ python3 - "$work/classify.json" "$work/classify.out" "$work/classify.err" "$work
 import json, re, sys
 s = json.load(open(sys.argv[1]))
 printed = dict(l.split("\t", 1) for l in open(sys.argv[2]).read().split("\n") if "\t" in l)
-faults = int(re.search(r"dimmap faults (\d+)", open(sys.argv[3]).read()).group(1))
+faults = int(re.search(r"dimmap buffer: faults (\d+)", open(sys.argv[3]).read()).group(1))
 tsv_rows = sum(1 for _ in open(sys.argv[4])) - 1
 assert s["tool"] == "kmer classify" and s["rate_unit"] == "reads/s", s
 assert s["reads"] == 400 == tsv_rows == int(printed["reads"]), (s["reads"], tsv_rows, printed["reads"])
