@@ -124,7 +124,7 @@ class BfsSemi(BfsBase):
              "algorithmic files in anonymous memory: Linux mmap, mmap with a MADV_DONTNEED helper thread "
              "(every second), DI-MMAP, all in the same cgroup (the buffer plus the process memory measured "
              "in calibration runs), and all "
-             "five files in memory without a budget for reference.")
+             "five files in memory without a budget for reference (anonymous memory, and tmpfs).")
     x_log = False
     y_log = True  # in memory is orders of magnitude above the rest
     kind = "bar"
@@ -144,7 +144,10 @@ class BfsSemi(BfsBase):
                    ("mmap + DONTNEED helper", semi + ["--backend=mmap", "--dontneed-interval=1"], b, None),
                    ("dimmap", semi + ["--backend=dimmap", f"--buffer={buf}"], b, buf),
                    ("in memory (unconstrained)", ["--placement=in-memory", "--memory-dir=anonymous"], unconstrained,
-                    None)]
+                    None),
+                   # The files on tmpfs instead: shared-memory pages, no huge pages.
+                   ("in memory on tmpfs (unconstrained)", ["--placement=in-memory", "--memory-dir=/dev/shm"],
+                    unconstrained, None)]
         for t in p["threads"]:
             for label, flags, budget, buffer in configs:
                 data = None if label.startswith("in memory") else p["graph_bytes"]
