@@ -27,6 +27,15 @@ lru=$(sed -n 's/.*reads per search LRU \([0-9]*\).*/\1/p' <<<"$out")
 best=$(sed -n 's/.*optimal \([0-9]*\).*/\1/p' <<<"$out")
 ((best <= lru && lru <= 23 && best > 0)) || fail "LRU $lru, optimal $best"
 grep -q "at least $(awk -v b="$best" 'BEGIN {printf "%.4f", b * 16 / 160}') s per search" <<<"$out" || fail "time bound"
+# --json: the same numbers as the summary the harness reads.
+run --buffer=32 --json="$work/model.json" >/dev/null
+python3 - "$work/model.json" "$lru" "$best" <<'PY' || fail "--json summary: $(cat "$work/model.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["tool"] == "bfs-io-model" and s["rate"] == s["reads_optimal"] == int(sys.argv[3]), s
+assert s["reads_lru"] == int(sys.argv[2]) and s["reads_unbuffered"] == 23 and s["graph_pages"] == 9, s
+assert [l["pages"] for l in s["levels"]] == [2, 3, 3, 3, 3, 3, 3, 3], s
+PY
 # A buffer holding the whole graph reads nothing once warm.
 run --buffer=144 | grep -q "reads per search LRU 0 (0.0 MiB), optimal 0 " || fail "whole graph in the buffer"
 

@@ -23,6 +23,7 @@
 
 #include <CLI/CLI.hpp>
 #include <dimmap/cli.hpp>
+#include <dimmap/support/json_summary.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -99,6 +100,7 @@ int main(int argc, char** argv) {
   double seconds = 3;
   bool direct = false, busy = false;
   std::string store = "pwrite";
+  std::string json_path;
   app.add_option("file", path, "The file to read (e.g. on /dev/shm, so that no device time counts)")->required()
       ->check(CLI::ExistingFile);
   app.add_option("--resident", buffer_text, "Resident pages at most, as a size (the buffer of the bare mechanism)")->capture_default_str()
@@ -110,6 +112,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"pwrite", "alias"}))->capture_default_str();
   app.add_flag("--busy-thread", busy, "Keep a second thread of the process running (on another CPU), so that every "
                "TLB flush must reach it, as in a program with many threads");
+  app.add_option("--json", json_path, "Also write the run's numbers as one JSON object to this file (the summary "
+                 "every measuring tool writes; rate = misses/s)");
   if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
 
   g.file = open(path.c_str(), O_RDONLY | (direct ? O_DIRECT : 0));
@@ -168,5 +172,20 @@ int main(int argc, char** argv) {
               static_cast<double>(g.misses) / elapsed / 1e3, 100.0 * static_cast<double>(g.misses) / reads,
               static_cast<unsigned long long>(reads), cpu * 1e6 / static_cast<double>(g.misses),
               elapsed * 1e6 / static_cast<double>(g.misses), static_cast<unsigned long long>(sum));
+  if (!json_path.empty()) {
+    const double misses = static_cast<double>(g.misses);
+    try {
+      dimmap::json::write_file(json_path, dimmap::json::summary("uffd-miss-floor", elapsed, misses / elapsed, "misses/s")
+                                              .add("reads", reads)
+                                              .add("misses", g.misses)
+                                              .add("cpu_us_per_miss", cpu * 1e6 / misses)
+                                              .add("wall_us_per_miss", elapsed * 1e6 / misses)
+                                              .add("byte_sum", sum)
+                                              .str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "uffd-miss-floor: %s\n", e.what());
+      return 1;
+    }
+  }
   return 0;
 }

@@ -190,6 +190,19 @@ class DataStore:
                                                      "--seed", "41", "--out", out])
         return out
 
+    def wgsim_pairs(self, fasta, pairs, seed=5):
+        """(reads_1.fq, reads_2.fq): `pairs` 100-base read pairs simulated from fasta by wgsim, made once."""
+        prefix = self.path("bwa", f"wgsim-{os.path.splitext(os.path.basename(fasta))[0]}-{pairs}-s{seed}")
+        r1, r2 = prefix + "_1.fq", prefix + "_2.fq"
+        if not os.path.exists(r2):
+            os.makedirs(os.path.dirname(prefix), exist_ok=True)
+            self.log(f"data: {pairs} wgsim read pairs of {fasta} -> {prefix}_[12].fq")
+            self._run("wgsim reads", [self.tools.path("wgsim"), "-S", str(seed), "-N", str(pairs), "-1", "100", "-2",
+                                      "100", fasta, r1 + ".tmp", r2 + ".tmp"])
+            os.replace(r1 + ".tmp", r1)
+            os.replace(r2 + ".tmp", r2)
+        return r1, r2
+
     def bwa_reference(self, fasta, options):
         """Upstream `bwa index OPTIONS` of fasta (no budget), made once: what every index is checked against."""
         name = os.path.splitext(os.path.basename(fasta))[0] + "".join(options).replace("-", "_")

@@ -70,6 +70,7 @@ def format_experiment(result):
     lines.append(f"   {headline(result)}; {result.metric} [{result.unit}], {stat} of {result.params.get('repeat', 1)} "
                  f"run(s){' (higher is better)' if result.higher_is_better else ' (lower is better)'}")
     lines += budget_lines(result)
+    lines += [f"   {note}" for note in result.params.get("notes", [])]  # e.g. a model's bound beside the runs
     notes = []
     for panel in result.panels():
         if panel:

@@ -1,5 +1,5 @@
-"""Shared helpers of the micro-benchmark scripts: finding the tools, running commands with
-their resource usage, cold page caches, and summaries."""
+"""Helpers of run-hpmmap: finding the tools, running commands with their resource usage, and
+summaries."""
 
 import os
 import selectors
@@ -10,6 +10,9 @@ import time
 from dataclasses import dataclass
 
 SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+# Sizes are read as the comparison harness reads them (apps/compare).
+sys.path.insert(0, os.path.join(SOURCE_DIR, "apps", "compare"))
+from dimmap_compare.units import parse_size  # noqa: E402,F401 (run-hpmmap's sizes)
 
 
 def find_build_dir(given):
@@ -25,21 +28,6 @@ def tool(build_dir, relpath):
     if not os.access(path, os.X_OK):
         sys.exit(f"{path} is missing: build it first")
     return path
-
-
-def memory_limit_command(build_dir, size):
-    """Prefix that runs a command in a fresh memory cgroup of `size` (dimmap-budget)."""
-    return [tool(build_dir, os.path.join("apps", "budget", "dimmap-budget")), f"--memory={size}", "--"]
-
-
-def drop_file_cache(path):
-    """Cold start for one file: its clean pages leave the page cache (nothing global)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 @dataclass
@@ -95,15 +83,6 @@ def run_measured(cmd, env=None, check=False):
     if check and r.status != 0:
         sys.exit(f"command failed ({r.status}): {' '.join(cmd)}\n{r.stderr}")
     return r
-
-
-def parse_size(text):
-    """'256M' -> 268435456 (K, M, G, T are powers of 1024)."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    t = text.strip().upper().rstrip("B").rstrip("I")
-    if t and t[-1] in units:
-        return int(t[:-1]) * units[t[-1]]
-    return int(t)
 
 
 def key_values(line):

@@ -65,6 +65,26 @@ std::string query_summary_json(const microbench::StructureFile& f, const dimmap:
   return j.str();
 }
 
+// random-access's --json summary: rate = updates/s of the update phase; the phases' times, faults
+// and huge pages as the text line prints them.
+std::string random_access_summary_json(const microbench::RandomAccessOptions& o, const microbench::RandomAccessResult& r) {
+  const double rate = r.update_seconds > 0 ? static_cast<double>(o.updates) / r.update_seconds : 0;
+  return dimmap::json::summary("microbench random-access", r.total_seconds, rate, "updates/s")
+      .add("bytes", o.bytes)
+      .add("updates", o.updates)
+      .add("threads", o.threads)
+      .add("alloc_seconds", r.alloc_seconds)
+      .add("init_seconds", r.init_seconds)
+      .add("update_seconds", r.update_seconds)
+      .add("total_seconds", r.total_seconds)
+      .add("minflt_init", r.minor_faults_init)
+      .add("minflt_update", r.minor_faults_update)
+      .add("majflt", r.major_faults)
+      .add("huge_kib", r.huge_kib)
+      .add("verified", r.verified)
+      .str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -128,6 +148,8 @@ int main(int argc, char** argv) {
   random->add_option("--updates", ra.updates, "Updates in total")->capture_default_str();
   random->add_option("--threads", ra.threads, "Threads")->check(dimmap::cli::thread_count())->capture_default_str();
   random->add_option("--seed", ra.seed, "Seed")->capture_default_str();
+  std::string random_json;
+  random->add_option("--json", random_json, "Also write the run's numbers as one JSON object to this file");
 
   if (const auto status = dimmap::cli::parse(app, argc, argv)) return *status;
 
@@ -196,6 +218,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(ra.bytes), static_cast<unsigned long long>(ra.updates), ra.threads,
                 r.alloc_seconds, r.init_seconds, r.update_seconds, r.total_seconds, r.minor_faults_init,
                 r.minor_faults_update, r.major_faults, static_cast<unsigned long long>(r.huge_kib), r.verified);
+    if (!random_json.empty()) dimmap::json::write_file(random_json, random_access_summary_json(ra, r));
     if (!r.verified) {
       std::fprintf(stderr, "microbench: the table does not match the updates applied\n");
       return 1;

@@ -8,13 +8,14 @@ Equal budgets are measured, much as graph/bench/bfs-bench does: calibration runs
 configuration give the process's memory beside its buffer (the median of several, +10%; see
 budgets.py), and every configuration gets the buffer plus that."""
 import os
+import subprocess
 
 from . import perma
 from ..budgets import CalibrationError, derive_overhead, describe_derivation
 from ..experiment import Experiment, Point, Unavailable
 from ..results import Ratio
 from ..runner import OK, InvalidOutput
-from ..summary import summary_parser, with_summary
+from ..summary import read_summary, summary_parser, with_summary
 from ..units import format_size
 
 def bfs_parser(cmd):
@@ -124,7 +125,7 @@ class BfsSemi(BfsBase):
              "algorithmic files in anonymous memory: Linux mmap, mmap with a MADV_DONTNEED helper thread "
              "(every second), DI-MMAP, all in the same cgroup (the buffer plus the process memory measured "
              "in calibration runs), and all "
-             "five files in memory without a budget for reference.")
+             "five files in memory without a budget for reference (anonymous memory, and tmpfs).")
     x_log = False
     y_log = True  # in memory is orders of magnitude above the rest
     kind = "bar"
@@ -134,7 +135,39 @@ class BfsSemi(BfsBase):
         self.storage = ctx.scratch("bfs-storage")
         flags = ["--placement=semi-external", "--memory-dir=anonymous", "--backend=dimmap"]
         self.equal_budget(ctx, p, flags, max(p["graph_bytes"] // 4, 1 << 20), self.storage)
+        self.io_model(ctx, p)
         return p
+
+    def io_model(self, ctx, p):
+        """What the semi-external searches must read whatever the backend: the first root's
+        levels through graph/bench/bfs-io-model (page sweeps per level; LRU and optimal
+        replacement in a buffer of the points' size), in p["io_model"] and a table note. A
+        model that cannot run (no numpy) is a note, not a failure: the runs still count."""
+        model = os.path.join(ctx.tools.source_dir, "graph", "bench", "bfs-io-model")
+        levels = os.path.join(self.storage, "levels.txt")
+        summary = os.path.join(self.storage, "io-model.json")
+        try:
+            subprocess.run([ctx.tools.path("bfs"), f"--graph={p['graph']}", "--roots=1", "--seed=1",
+                            f"--threads={max(p['threads'])}", f"--levels-out={levels}"], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            subprocess.run(["/usr/bin/python3", model, f"--graph={p['graph']}", f"--levels={levels}",
+                            f"--buffer={p['buffer_bytes']}", f"--json={summary}"], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            m = read_summary(summary, "bfs-io-model")
+        except (subprocess.CalledProcessError, OSError, InvalidOutput) as e:
+            why = (getattr(e, "stderr", "") or str(e)).strip().splitlines()[-1:] or ["failed"]
+            p.setdefault("notes", []).append(f"I/O model skipped: {why[0]}")
+            return
+        finally:
+            if os.path.exists(levels):
+                os.unlink(levels)
+        page = m["page_bytes"]
+        p["io_model"] = {k: m[k] for k in ("graph_pages", "buffer_pages", "reads_unbuffered", "reads_lru",
+                                          "reads_optimal", "page_bytes")}
+        p.setdefault("notes", []).append(
+            f"I/O model (first root, bfs-io-model): {format_size(m['reads_unbuffered'] * page)} of page reads per "
+            f"search unbuffered ({m['reads_unbuffered'] / m['graph_pages']:.2f}x the graph); with the buffer "
+            f"LRU {format_size(m['reads_lru'] * page)}, optimal {format_size(m['reads_optimal'] * page)}")
 
     def points(self, ctx, p):
         semi = ["--placement=semi-external", "--memory-dir=anonymous"]
@@ -144,7 +177,11 @@ class BfsSemi(BfsBase):
                    ("mmap + DONTNEED helper", semi + ["--backend=mmap", "--dontneed-interval=1"], b, None),
                    ("dimmap", semi + ["--backend=dimmap", f"--buffer={buf}"], b, buf),
                    ("in memory (unconstrained)", ["--placement=in-memory", "--memory-dir=anonymous"], unconstrained,
-                    None)]
+                    None),
+                   # The files on tmpfs instead (shared-memory pages, no huge pages): the cgroup is
+                   # charged the tmpfs copy and the page cache of the files copied, so twice the data.
+                   ("in memory on tmpfs (unconstrained)", ["--placement=in-memory", "--memory-dir=/dev/shm"],
+                    unconstrained + p["graph_bytes"] + p["algo_bytes"], None)]
         for t in p["threads"]:
             for label, flags, budget, buffer in configs:
                 data = None if label.startswith("in memory") else p["graph_bytes"]

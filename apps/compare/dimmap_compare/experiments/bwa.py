@@ -1,14 +1,18 @@
-"""bwa index across placements and genome sizes (bwa-mmap thesis 2020, chapter 5): upstream
-`bwa index` and `bwa-mmap index` with the big arrays in memory, on Linux mmap and on DI-MMAP
-(buffer = half the budget), each in a memory cgroup of 3 bytes per base (at least 32 MiB).
-Every index is compared byte for byte with bwa's own."""
+"""bwa-mmap against upstream bwa (bwa-mmap thesis 2020, chapter 5).
+  bwa-index  upstream `bwa index` and `bwa-mmap index` with the big arrays in memory, on Linux mmap
+             and on DI-MMAP (buffer = half the budget), each in a memory cgroup of 3 bytes per base
+             (at least 32 MiB); every index is compared byte for byte with bwa's own
+  bwa-mem    `bwa mem` and `bwa-mmap mem --placement=mmap` on an index that fits in memory: read
+             throughput, and the alignments must be upstream's"""
 import filecmp
 import glob
+import hashlib
 import os
 
-from ..experiment import Experiment, Point
+from ..experiment import Experiment, Point, mark_disagreements
 from ..results import Ratio
 from ..runner import InvalidOutput
+from ..summary import read_summary
 from ..units import format_megabases, format_size
 
 SUFFIXES = ("amb", "ann", "bwt", "pac", "sa")
@@ -96,4 +100,84 @@ class BwaIndex(Experiment):
         return [Ratio("bwa-mmap, dimmap", "bwa-mmap, mmap", "dimmap / mmap time")]
 
 
-EXPERIMENTS = [BwaIndex]
+def sam_digest(path):
+    """SHA-256 of a SAM file without its @PG lines (which name the program): equal digests, equal
+    alignments. The file is removed."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                if not line.startswith(b"@PG"):
+                    digest.update(line)
+    except OSError:
+        raise InvalidOutput(f"{os.path.basename(path)} was not written") from None
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+    return digest.hexdigest()
+
+
+def mem_parser(sam, reads, summary=None):
+    """Reads/s of the whole run (index load included, the same measure for both programs) and the
+    digest of its alignments; bwa-mmap's --json summary must count every read."""
+    def parse(stdout, stderr, seconds):
+        extra = {"sam_sha256": sam_digest(sam)}
+        if summary:
+            s = read_summary(summary, "bwa-mmap mem")
+            if s.get("reads") != reads:
+                raise InvalidOutput(f"aligned {s.get('reads')} reads of {reads}")
+            extra.update(align_reads_per_s=s["rate"], load_s=s.get("load_seconds"))
+        return reads / seconds, extra
+    return parse
+
+
+class BwaMem(Experiment):
+    name = "bwa-mem"
+    figure = "bwa-mmap thesis 2020 ch. 5"
+    title = "bwa mem throughput, index in memory"
+    about = ("Reads/s of the whole run (index load included) of upstream `bwa mem` and `bwa-mmap mem "
+             "--placement=mmap` on wgsim read pairs of E. coli K-12, the index fitting in memory (its files "
+             "stay in the page cache): what mapping the index costs when memory is not short. The "
+             "alignments of both must be the same (SAM without @PG lines).")
+    metric = "throughput"
+    unit = "reads/s"
+    x_log = False
+    kind = "bar"
+    requires = ("dimmap-budget", "bwa-mmap", "bwa", "wgsim")
+
+    def setup(self, ctx):
+        listing, _ = ctx.data.genomes("ci")
+        with open(listing) as f:
+            paths = {os.path.basename(l.split("\t")[0]): l.split("\t")[0] for l in f if l.strip()}
+        fasta = paths["ecoli_mg1655.fa"]
+        pairs = ctx.pick(250000, 50000, 5000)
+        r1, r2 = ctx.data.wgsim_pairs(fasta, pairs)
+        return {"fasta": fasta, "pairs": pairs, "reads_1": r1, "reads_2": r2,
+                "index": ctx.data.bwa_reference(fasta, []), "threads": ctx.threads([2], [2], [2]),
+                # Not a constraint: the index and the batches of reads fit many times over.
+                "budget_bytes": ctx.budget(1 << 30),
+                "data_label": f"E. coli K-12 ({format_megabases(fasta_bases(fasta))}), {pairs} wgsim pairs"}
+
+    def points(self, ctx, p):
+        work = ctx.scratch("bwa-mem")
+        reads = 2 * p["pairs"]
+        for t in p["threads"]:
+            sam = os.path.join(work, f"upstream-{t}.sam")
+            yield Point("bwa mem (upstream)", t, [ctx.tools.path("bwa"), "mem", "-t", str(t), "-o", sam, p["index"],
+                                                  p["reads_1"], p["reads_2"]], p["budget_bytes"],
+                        mem_parser(sam, reads), cwd=work, params={"threads": t})
+            sam = os.path.join(work, f"mmap-{t}.sam")
+            summary = os.path.join(work, f"mmap-{t}.json")
+            yield Point("bwa-mmap mem, mmap", t, [ctx.tools.path("bwa-mmap"), "mem", "--placement=mmap", "-t", str(t),
+                                                  "-o", sam, f"--json={summary}", p["index"], p["reads_1"],
+                                                  p["reads_2"]], p["budget_bytes"],
+                        mem_parser(sam, reads, summary), cwd=work, params={"threads": t})
+
+    def ratios(self, p):
+        return [Ratio("bwa-mmap mem, mmap", "bwa mem (upstream)", "bwa-mmap / bwa throughput")]
+
+    def check(self, result):
+        mark_disagreements(result, lambda r: r["x"], lambda r: r["extra"]["sam_sha256"], "alignments (SAM)")
+
+
+EXPERIMENTS = [BwaIndex, BwaMem]

@@ -13,7 +13,7 @@ import time
 from ..experiment import Experiment, Point, Unavailable, mark_disagreements
 from ..results import Ratio
 from ..runner import InvalidOutput
-from ..summary import summary_parser, with_summary
+from ..summary import read_summary, summary_file, summary_parser, with_summary
 from ..tools import ToolMissing
 from ..units import format_size, parse_size
 
@@ -87,13 +87,20 @@ class Microbench(Experiment):
                            "lookup answers (checksum)")
 
 
-def parse_random_access(stdout, stderr, seconds):
-    """microbench random-access: the whole process's time; the kernel verifies its updates."""
-    kv = dict(f.split("=", 1) for f in stdout.split() if "=" in f)
-    if kv.get("verified") != "1":
-        raise InvalidOutput("the kernel's updates did not verify")
-    extra = {k: float(kv[k]) for k in ("init_s", "update_s", "total_s", "minflt_init", "huge_kib") if k in kv}
-    return seconds, extra
+def random_access_parser(cmd):
+    """microbench random-access (cmd from with_summary): the whole process's time, arena set-up
+    included; the phases, faults and huge pages of its summary as extra. The kernel verifies
+    its updates."""
+    path = summary_file(cmd)
+    fields = {"init_s": "init_seconds", "update_s": "update_seconds", "total_s": "total_seconds",
+              "minflt_init": "minflt_init", "huge_kib": "huge_kib"}
+
+    def parse(stdout, stderr, seconds):
+        s = read_summary(path, "microbench random-access")
+        if s.get("verified") is not True:
+            raise InvalidOutput("the kernel's updates did not verify")
+        return seconds, {k: float(s[v]) for k, v in fields.items()}
+    return parse
 
 
 class Hpmmap(Experiment):
@@ -139,9 +146,11 @@ class Hpmmap(Experiment):
         configs = [("default (malloc)", kernel, {}, ""),
                    ("THP (malloc + huge pages)", kernel, {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}, ""),
                    ("HPMMAP arena", hpmmap + kernel, {}, missing)]
+        scratch = ctx.scratch("hpmmap")
         for condition in ("alone", "loaded"):
             for label, cmd, env, skip in configs:
-                yield Point(label, condition, cmd, p["budget_bytes"], parse_random_access, env=env, skip=skip,
+                cmd = with_summary(cmd, scratch)
+                yield Point(label, condition, cmd, p["budget_bytes"], random_access_parser(cmd), env=env, skip=skip,
                             skip_status="missing", condition=condition if condition == "loaded" else "",
                             params={"threads": threads})
 
