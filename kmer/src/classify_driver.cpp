@@ -1,6 +1,7 @@
 // classify_driver.cpp - the subcommands behind tools/kmer_main.cpp: placement of the DB,
 // batching reads through the classification kernel (OpenMP, optionally MPI), output files,
 // the lookup benchmark runs and `kmer info`.
+#include <kmer/classify_pipeline.hpp>
 #include <kmer/commands.hpp>
 #include <kmer/database.hpp>
 #include <kmer/error.hpp>
@@ -10,7 +11,6 @@
 #include <kmer/read_pairs.hpp>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -201,31 +201,29 @@ int run_classify(ClassifyCommand& cmd) {
     const TaxonIndex index(db.taxonomy());
     const unsigned threads = cmd.threads ? cmd.threads : static_cast<unsigned>(omp_get_max_threads());
     // The sorted lookups sweep a two-level DB from its start to its end. On Linux mmap that is
-    // sequential readahead (MADV_SEQUENTIAL also lets the pages passed go first), unless
-    // --advise-random turned readahead off: then, as on dimmap (no kernel readahead), the
-    // classifier hints the pages of its next lookups itself.
+    // sequential readahead (advise_sweep), unless --advise-random turned readahead off: then,
+    // as on dimmap (no kernel readahead), the classifier hints the pages of its next lookups.
     uint64_t readahead = 0;
     if (db.kind() == IndexKind::two_level) {
       if (db.region().backend() == dimmap::Backend::dimmap)
         readahead = kDimmapReadahead;
       else if (db.region().backend() == dimmap::Backend::mmap && cmd.placement.advise_random)
         readahead = kMmapRandomReadahead;
-      else if (db.region().backend() == dimmap::Backend::mmap)
-        ::madvise(db.region().data(), db.region().size(), MADV_SEQUENTIAL);
     }
+    LookupBatchInputs in;
+    const dimmap::MemoryLimit limit = dimmap::memory_limit();
+    in.limit_bytes = limit.bytes;
+    in.limit_source = limit.source;
+    if (db.region().backend() == dimmap::Backend::dimmap) in.buffer_bytes = cmd.placement.flags.buffer_bytes();
+    in.db_bytes = db.file_bytes();
+    in.db_in_memory = cmd.placement.placement == "in-memory";
+    in.threads = threads;
+    // Ranks on one node share its memory (Open MPI says how many there are).
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (mpi.size > 1 && local) in.sharers = static_cast<unsigned>(std::max(1L, std::strtol(local, nullptr, 10)));
+    const LookupBatchChoice choice = choose_lookup_batch(in);
+    advise_sweep(db, choice.db_fits, cmd.placement.advise_random);
     if (cmd.lookup_batch == 0) {
-      LookupBatchInputs in;
-      const dimmap::MemoryLimit limit = dimmap::memory_limit();
-      in.limit_bytes = limit.bytes;
-      in.limit_source = limit.source;
-      if (db.region().backend() == dimmap::Backend::dimmap) in.buffer_bytes = cmd.placement.flags.buffer_bytes();
-      in.db_bytes = db.file_bytes();
-      in.db_in_memory = cmd.placement.placement == "in-memory";
-      in.threads = threads;
-      // Ranks on one node share its memory (Open MPI says how many there are).
-      const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-      if (mpi.size > 1 && local) in.sharers = static_cast<unsigned>(std::max(1L, std::strtol(local, nullptr, 10)));
-      const LookupBatchChoice choice = choose_lookup_batch(in);
       cmd.lookup_batch = choice.kmers;
       if (mpi.rank == 0)
         std::fprintf(stderr, "kmer classify: batch: %llu k-mers (%s) from %s\n",
@@ -242,11 +240,13 @@ int run_classify(ClassifyCommand& cmd) {
     std::ofstream out(rank_file.path);
     if (!out) fail_at(rank_file.path, 0, "cannot create output file");
     if (mpi.rank == 0 && mpi.size == 1) out << "read_id\ttaxid\tscore\tmatch_type\n";
-    // CRAM decoding gets the classifier's threads: reading and classifying take turns.
-    ReadSource reader({cmd.reads, cmd.mates, cmd.interleaved, {cmd.reference, threads}});
+    // CRAM decoding gets the classifier's threads. The next reads are parsed on a thread of
+    // their own while a batch is classified, up to one lookup batch ahead.
+    ReadSource source({cmd.reads, cmd.mates, cmd.interleaved, {cmd.reference, threads}});
+    const unsigned k = db.k();
+    BackgroundReads reader(source, cmd.batch_reads, cmd.lookup_batch, k);
     // This rank's reads wait in `pool` until they have a lookup batch of k-mers: then as many
     // whole reads as fit are classified in one sorted batch, and the rest wait for more.
-    const unsigned k = db.k();
     auto kmers_of = [k](const SequenceRecord& r) -> uint64_t {
       return r.sequence.size() >= k ? r.sequence.size() - k + 1 : 0;
     };
@@ -279,7 +279,7 @@ int run_classify(ClassifyCommand& cmd) {
       }
     };
     for (;;) {
-      const size_t n = reader.next_batch(batch, cmd.batch_reads);
+      const size_t n = reader.next_batch(batch);
       if (n == 0) break;
       const bool mine = batches++ % static_cast<uint64_t>(mpi.size) == static_cast<uint64_t>(mpi.rank);
       if (!mine) continue;

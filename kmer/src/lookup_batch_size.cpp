@@ -33,6 +33,7 @@ LookupBatchChoice choose_lookup_batch(const LookupBatchInputs& in) {
   LookupBatchChoice c;
   c.kmers = db_fits ? std::min(from_memory, kDefaultLookupBatch) : from_memory;
   c.bytes = c.kmers * kBatchBytesPerKmer;
+  c.db_fits = db_fits;
   c.why = "the memory limit of " + dimmap::format_size(in.limit_bytes) + " (" + in.limit_source + ")";
   if (sharers > 1) c.why += " shared by " + std::to_string(sharers) + " ranks";
   if (in.buffer_bytes) c.why += " less the DI-MMAP buffer of " + dimmap::format_size(in.buffer_bytes);
