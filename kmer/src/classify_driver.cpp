@@ -240,12 +240,14 @@ int run_classify(ClassifyCommand& cmd) {
     std::ofstream out(rank_file.path);
     if (!out) fail_at(rank_file.path, 0, "cannot create output file");
     if (mpi.rank == 0 && mpi.size == 1) out << "read_id\ttaxid\tscore\tmatch_type\n";
-    // CRAM decoding gets the classifier's threads. The next reads are parsed on a thread of
-    // their own while a batch is classified: a whole batch ahead when the DB stays cached, a
-    // few blocks when each batch sweeps it from storage (lookup_batch_size.hpp).
+    // CRAM decoding gets the classifier's threads. Where they leave a CPU free, the next reads
+    // are parsed on a thread of their own while a batch is classified: a whole batch ahead when
+    // the DB stays cached, a few blocks when each batch sweeps it from storage.
     ReadSource source({cmd.reads, cmd.mates, cmd.interleaved, {cmd.reference, threads}});
     const unsigned k = db.k();
-    BackgroundReads reader(source, cmd.batch_reads, choice.db_fits ? cmd.lookup_batch : kSweepLookAheadKmers, k);
+    const bool spare_cpu = threads < static_cast<unsigned>(omp_get_num_procs());
+    BackgroundReads reader(source, cmd.batch_reads, choice.db_fits ? cmd.lookup_batch : kSweepLookAheadKmers, k,
+                           spare_cpu);
     // This rank's reads wait in `pool` until they have a lookup batch of k-mers: then as many
     // whole reads as fit are classified in one sorted batch, and the rest wait for more.
     auto kmers_of = [k](const SequenceRecord& r) -> uint64_t {

@@ -8,12 +8,18 @@
 
 namespace kmer {
 
-BackgroundReads::BackgroundReads(ReadSource& source, size_t block_reads, uint64_t ahead_kmers, unsigned k)
-    : source_(source), block_reads_(std::max<size_t>(1, block_reads)), ahead_kmers_(ahead_kmers), k_(k) {
-  thread_ = std::thread([this] { run(); });
+BackgroundReads::BackgroundReads(ReadSource& source, size_t block_reads, uint64_t ahead_kmers, unsigned k,
+                                 bool own_thread)
+    : source_(source),
+      block_reads_(std::max<size_t>(1, block_reads)),
+      ahead_kmers_(ahead_kmers),
+      k_(k),
+      own_thread_(own_thread) {
+  if (own_thread_) thread_ = std::thread([this] { run(); });
 }
 
 BackgroundReads::~BackgroundReads() {
+  if (!own_thread_) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -67,6 +73,7 @@ void BackgroundReads::run() {
 }
 
 size_t BackgroundReads::next_batch(std::vector<SequenceRecord>& block) {
+  if (!own_thread_) return source_.next_batch(block, block_reads_);
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait(lock, [this] { return !ready_.empty() || at_end_ || error_; });
   if (ready_.empty()) {

@@ -1,5 +1,5 @@
 // Reads parsed ahead on their own thread (BackgroundReads): the same records, in file order
-// and in blocks of the size asked for, whatever the look-ahead; a reader error comes after the
+// and in blocks of the size asked for, whatever the look-ahead (or read by the caller); a reader error comes after the
 // blocks read before it, with the reader's message; stopping early joins the thread.
 #include <kmer/classify_pipeline.hpp>
 #include <kmer/error.hpp>
@@ -23,9 +23,10 @@ std::string fastq(size_t reads, size_t length) {
 TEST(BackgroundReads, SameRecordsInOrderWhateverTheLookAhead) {
   ScratchDir d;
   const std::string path = d.write("reads.fq", fastq(1000, 40));
-  for (uint64_t ahead : {uint64_t{1}, uint64_t{500}, uint64_t{1} << 40}) {
+  for (uint64_t ahead : {uint64_t{0}, uint64_t{1}, uint64_t{500}, uint64_t{1} << 40}) {
     kmer::ReadSource source({path, "", false, {}});
-    kmer::BackgroundReads reads(source, 64, ahead, 18);
+    // ahead 0: no thread of its own, the caller reads each block
+    kmer::BackgroundReads reads(source, 64, ahead, 18, ahead != 0);
     std::vector<kmer::SequenceRecord> block;
     size_t seen = 0, blocks = 0;
     while (size_t n = reads.next_batch(block)) {
