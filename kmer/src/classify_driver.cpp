@@ -3,6 +3,7 @@
 // the lookup benchmark runs and `kmer info`.
 #include <dimmap/support/atomic_file.hpp>
 #include <dimmap/support/stats_text.hpp>
+#include <kmer/classify_pipeline.hpp>
 #include <kmer/commands.hpp>
 #include <dimmap/memory_limit.hpp>
 #include <kmer/database.hpp>
@@ -15,7 +16,6 @@
 #include <dimmap/support/json_summary.hpp>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -186,31 +186,29 @@ int run_classify(ClassifyCommand& cmd) {
     const TaxonIndex index(db.taxonomy());
     const unsigned threads = cmd.threads ? cmd.threads : static_cast<unsigned>(omp_get_max_threads());
     // The sorted lookups sweep a two-level DB from its start to its end. On Linux mmap that is
-    // sequential readahead (MADV_SEQUENTIAL also lets the pages passed go first), unless
-    // --advise-random turned readahead off: then, as on dimmap (no kernel readahead), the
-    // classifier hints the pages of its next lookups itself.
+    // sequential readahead (advise_sweep), unless --advise-random turned readahead off: then,
+    // as on dimmap (no kernel readahead), the classifier hints the pages of its next lookups.
     uint64_t readahead = 0;
     if (db.kind() == IndexKind::two_level) {
       if (db.region().backend() == dimmap::Backend::dimmap)
         readahead = kDimmapReadahead;
       else if (db.region().backend() == dimmap::Backend::mmap && cmd.placement.advise_random)
         readahead = kMmapRandomReadahead;
-      else if (db.region().backend() == dimmap::Backend::mmap)
-        ::madvise(db.region().data(), db.region().size(), MADV_SEQUENTIAL);
     }
+    LookupBatchInputs in;
+    const dimmap::MemoryLimit limit = dimmap::memory_limit();
+    in.limit_bytes = limit.bytes;
+    in.limit_source = limit.source;
+    if (db.region().backend() == dimmap::Backend::dimmap) in.buffer_bytes = cmd.placement.plan->buffer_bytes();
+    in.db_bytes = db.file_bytes();
+    in.db_in_memory = db.region().backend() == dimmap::Backend::memory;
+    in.threads = threads;
+    // Ranks on one node share its memory (Open MPI says how many there are).
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (mpi.size > 1 && local) in.sharers = static_cast<unsigned>(std::max(1L, std::strtol(local, nullptr, 10)));
+    const LookupBatchChoice choice = choose_lookup_batch(in);
+    advise_sweep(db, choice.db_fits, cmd.placement.advise_random);
     if (cmd.lookup_batch == 0) {
-      LookupBatchInputs in;
-      const dimmap::MemoryLimit limit = dimmap::memory_limit();
-      in.limit_bytes = limit.bytes;
-      in.limit_source = limit.source;
-      if (db.region().backend() == dimmap::Backend::dimmap) in.buffer_bytes = cmd.placement.plan->buffer_bytes();
-      in.db_bytes = db.file_bytes();
-      in.db_in_memory = db.region().backend() == dimmap::Backend::memory;
-      in.threads = threads;
-      // Ranks on one node share its memory (Open MPI says how many there are).
-      const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-      if (mpi.size > 1 && local) in.sharers = static_cast<unsigned>(std::max(1L, std::strtol(local, nullptr, 10)));
-      const LookupBatchChoice choice = choose_lookup_batch(in);
       cmd.lookup_batch = choice.kmers;
       if (mpi.rank == 0)
         std::fprintf(stderr, "kmer classify: batch: %llu k-mers (%s) from %s\n",
@@ -227,11 +225,16 @@ int run_classify(ClassifyCommand& cmd) {
     std::ofstream out(rank_file.temp_path());
     if (!out) fail_at(rank_file.temp_path(), 0, "cannot create output file");
     if (mpi.rank == 0 && mpi.size == 1) out << "read_id\ttaxid\tscore\tmatch_type\n";
-    // CRAM decoding gets the classifier's threads: reading and classifying take turns.
-    ReadSource reader({cmd.reads, cmd.mates, cmd.interleaved, {cmd.reference, threads}});
+    // CRAM decoding gets the classifier's threads. Where they leave a CPU free, the next reads
+    // are parsed on a thread of their own while a batch is classified: a whole batch ahead when
+    // the DB stays cached, a few blocks when each batch sweeps it from storage.
+    ReadSource source({cmd.reads, cmd.mates, cmd.interleaved, {cmd.reference, threads}});
+    const unsigned k = db.k();
+    const bool spare_cpu = threads < static_cast<unsigned>(omp_get_num_procs());
+    BackgroundReads reader(source, cmd.batch_reads, choice.db_fits ? cmd.lookup_batch : kSweepLookAheadKmers, k,
+                           spare_cpu);
     // This rank's reads wait in `pool` until they have a lookup batch of k-mers: then as many
     // whole reads as fit are classified in one sorted batch, and the rest wait for more.
-    const unsigned k = db.k();
     auto kmers_of = [k](const SequenceRecord& r) -> uint64_t {
       return r.sequence.size() >= k ? r.sequence.size() - k + 1 : 0;
     };
@@ -264,7 +267,7 @@ int run_classify(ClassifyCommand& cmd) {
       }
     };
     for (;;) {
-      const size_t n = reader.next_batch(batch, cmd.batch_reads);
+      const size_t n = reader.next_batch(batch);
       if (n == 0) break;
       const bool mine = batches++ % static_cast<uint64_t>(mpi.size) == static_cast<uint64_t>(mpi.rank);
       if (!mine) continue;

@@ -95,7 +95,7 @@ if [[ -x "$budget" ]] && "$budget" --memory=64M --quiet -- true 2>/dev/null; the
   (( small * 24 < 64 * 1048576 / 2 )) || fail "batch of $small k-mers is more than half of 64M"
   dimmap_batch=$(batch_under 96M --backend dimmap --buffer 48M)
   grep -q "less the DI-MMAP buffer of 48M" "$work/lim.err" || fail "dimmap batch ignores the buffer: $(cat "$work/lim.err")"
-  [[ "$dimmap_batch" -eq $(( (96 - 48 - 16 - 4) * 1048576 * 3 / 4 / 24 )) ]] || fail "dimmap batch $dimmap_batch under 96M, buffer 48M"
+  [[ "$dimmap_batch" -eq $(( (96 - 48 - 16 - 4 - 1) * 1048576 * 3 / 4 / 24 )) ]] || fail "dimmap batch $dimmap_batch under 96M, buffer 48M"
   explicit=$(batch_under 64M --lookup-batch 3000)
   [[ "$explicit" -eq 3000 ]] && grep -q "from --lookup-batch" "$work/lim.err" || fail "--lookup-batch 3000 under 64M: $explicit"
   ok "batch from the memory limit: $small k-mers under 64M, $large under 112M, $dimmap_batch on dimmap (48M buffer) under 96M"

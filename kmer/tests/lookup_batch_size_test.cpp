@@ -22,12 +22,14 @@ kmer::LookupBatchInputs inputs(uint64_t limit, uint64_t buffer, uint64_t db) {
 
 TEST(LookupBatchSize, MmapTakesAShareOfWhatTheReservesLeave) {
   const auto c = kmer::choose_lookup_batch(inputs(124 * MiB, 0, 131 * MiB));
-  const uint64_t room = 124 * MiB - kmer::kProcessReserveBytes - kmer::kThreadReserveBytes - kmer::kReadaheadReserveBytes;
+  const uint64_t room = 124 * MiB - kmer::kProcessReserveBytes - kmer::kThreadReserveBytes - kmer::kReadaheadReserveBytes -
+                        kmer::kSweepLookAheadKmers * kmer::kLookAheadBytesPerKmer;
   EXPECT_EQ(c.kmers, static_cast<uint64_t>(static_cast<double>(room) * kmer::kBatchShare) / kmer::kBatchBytesPerKmer);
   EXPECT_EQ(c.bytes, c.kmers * kmer::kBatchBytesPerKmer);
   EXPECT_LE(c.bytes + kmer::kProcessReserveBytes + kmer::kReadaheadReserveBytes, 124 * MiB);
   EXPECT_NE(c.why.find("124M"), std::string::npos) << c.why;
   EXPECT_NE(c.why.find("does not fit"), std::string::npos) << c.why;
+  EXPECT_FALSE(c.db_fits);
 }
 
 TEST(LookupBatchSize, GrowsWithTheLimitWhenTheDbDoesNotFit) {
@@ -45,7 +47,8 @@ TEST(LookupBatchSize, GrowsWithTheLimitWhenTheDbDoesNotFit) {
 
 TEST(LookupBatchSize, DimmapLeavesTheBufferAlone) {
   const auto c = kmer::choose_lookup_batch(inputs(124 * MiB, 62 * MiB, 131 * MiB));
-  const uint64_t room = 124 * MiB - 62 * MiB - kmer::kProcessReserveBytes - kmer::kThreadReserveBytes;
+  const uint64_t room = 124 * MiB - 62 * MiB - kmer::kProcessReserveBytes - kmer::kThreadReserveBytes -
+                        kmer::kSweepLookAheadKmers * kmer::kLookAheadBytesPerKmer;
   EXPECT_EQ(c.kmers, static_cast<uint64_t>(static_cast<double>(room) * kmer::kBatchShare) / kmer::kBatchBytesPerKmer);
   // More threads, more reserve.
   auto many = inputs(124 * MiB, 62 * MiB, 131 * MiB);
@@ -64,6 +67,16 @@ TEST(LookupBatchSize, ADbThatFitsKeepsTheDefault) {
   in.db_in_memory = true;
   EXPECT_EQ(kmer::choose_lookup_batch(in).kmers, kmer::kDefaultLookupBatch);
   EXPECT_NE(kmer::choose_lookup_batch(in).why.find("fits"), std::string::npos);
+  EXPECT_TRUE(kmer::choose_lookup_batch(in).db_fits);
+  EXPECT_TRUE(kmer::choose_lookup_batch(inputs(16384 * MiB, 0, 131 * MiB)).db_fits);
+  // A batch of the next reads, parsed ahead, is counted in the batch's memory when the DB fits.
+  const auto fits = kmer::choose_lookup_batch(inputs(16384 * MiB, 0, 131 * MiB));
+  EXPECT_EQ(fits.bytes, fits.kmers * (kmer::kBatchBytesPerKmer + kmer::kLookAheadBytesPerKmer));
+  // On mmap the DB fits only beside a default batch, its look-ahead and the process.
+  const uint64_t just = 131 * MiB + kmer::kDefaultLookupBatch * (kmer::kBatchBytesPerKmer + kmer::kLookAheadBytesPerKmer) +
+                        kmer::kProcessReserveBytes + kmer::kThreadReserveBytes;
+  EXPECT_TRUE(kmer::choose_lookup_batch(inputs(just, 0, 131 * MiB)).db_fits);
+  EXPECT_FALSE(kmer::choose_lookup_batch(inputs(just - 1, 0, 131 * MiB)).db_fits);
   // Fitting but with little memory left: less than the default.
   EXPECT_LT(kmer::choose_lookup_batch(inputs(64 * MiB, 40 * MiB, 30 * MiB)).kmers, kmer::kDefaultLookupBatch);
 }

@@ -20,6 +20,7 @@ namespace kmer {
 struct LookupBatchChoice {
   uint64_t kmers = 0;
   uint64_t bytes = 0;  // estimated memory of a batch of that many k-mers (keys and waiting reads)
+  bool db_fits = false;  // the DB stays cached beside a default batch: one read serves every batch
   std::string why;     // e.g. "the memory limit of 124M (cgroup v1 limit in ...)"
 };
 
@@ -35,11 +36,17 @@ struct LookupBatchInputs {
 
 // Estimated bytes per k-mer of a batch: the sorted keys and results (16), the waiting reads
 // (a 100-base read: its sequence, name and record, about 250 bytes for 83 k-mers) and the
-// allocator's slack. Measured peaks of 100,000 reads under dimmap (16M buffer, 2 threads):
-// 35M, 49M, 72M, 102M at batches of 256K, 1M, 2M, 4M k-mers: 19-23 bytes per k-mer over a
-// base of about 14M (the program, taxonomy, the block of reads being parsed and the read
-// file's page cache, which the cgroup charges).
+// allocator's slack. Measured peaks of 100,000 reads under dimmap (16M buffer, 2 threads),
+// reading and classifying in turn: 35M, 49M, 72M, 102M at batches of 256K, 1M, 2M, 4M k-mers:
+// 19-23 bytes per k-mer over a base of about 14M (the program, taxonomy, the block of reads
+// being parsed and the read file's page cache, which the cgroup charges).
 constexpr uint64_t kBatchBytesPerKmer = 24;
+// The reads parsed ahead while a batch is classified (BackgroundReads), per k-mer of theirs.
+// When the DB stays cached, a whole batch of them, so that the next batch is ready when this
+// one ends: the batch then costs kBatchBytesPerKmer + this. When it does not, memory goes to
+// the batch instead (each batch is a sweep of the DB from storage): kSweepLookAheadKmers.
+constexpr uint64_t kLookAheadBytesPerKmer = 4;
+constexpr uint64_t kSweepLookAheadKmers = uint64_t{1} << 18;
 // Reserved for the process besides the batch and the DB's pages (the base above), and per
 // thread (its sorting scratch, vote arrays, stack and malloc arena). Measured, 80M cgroup,
 // 131M DB, 200,000 reads, 16 threads, mmap: a batch of 1M k-mers (1 MiB per thread) was
