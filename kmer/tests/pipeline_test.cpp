@@ -8,7 +8,7 @@
 
 namespace {
 
-using kmer_test::ScratchDir;
+using kmer_test::TempDir;
 
 std::string fastq(size_t reads, size_t length) {
   std::string text;
@@ -21,7 +21,7 @@ std::string fastq(size_t reads, size_t length) {
 }
 
 TEST(BackgroundReads, SameRecordsInOrderWhateverTheLookAhead) {
-  ScratchDir d;
+  TempDir d;
   const std::string path = d.write("reads.fq", fastq(1000, 40));
   for (uint64_t ahead : {uint64_t{0}, uint64_t{1}, uint64_t{500}, uint64_t{1} << 40}) {
     kmer::ReadSource source({path, "", false, {}});
@@ -42,7 +42,7 @@ TEST(BackgroundReads, SameRecordsInOrderWhateverTheLookAhead) {
 }
 
 TEST(BackgroundReads, ReaderErrorComesAfterTheBlocksBeforeIt) {
-  ScratchDir d;
+  TempDir d;
   const std::string path = d.write("bad.fq", fastq(100, 30) + "@broken\nACGT\n-\nIIII\n");
   kmer::ReadSource source({path, "", false, {}});
   kmer::BackgroundReads reads(source, 10, 1 << 20, 18);
@@ -59,7 +59,7 @@ TEST(BackgroundReads, ReaderErrorComesAfterTheBlocksBeforeIt) {
 }
 
 TEST(BackgroundReads, StoppingEarlyJoinsTheThread) {
-  ScratchDir d;
+  TempDir d;
   const std::string path = d.write("reads.fq", fastq(5000, 50));
   kmer::ReadSource source({path, "", false, {}});
   {
