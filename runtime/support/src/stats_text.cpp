@@ -13,6 +13,23 @@ unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); 
 
 }  // namespace
 
+#define DIMMAP_STATS_FIELD(name, gauge) {#name, &dimmap_stats_t::name, gauge}
+const StatsField kStatsFields[19] = {
+    DIMMAP_STATS_FIELD(faults, false),         DIMMAP_STATS_FIELD(misses, false),
+    DIMMAP_STATS_FIELD(recoveries, false),     DIMMAP_STATS_FIELD(hits, false),
+    DIMMAP_STATS_FIELD(write_faults, false),   DIMMAP_STATS_FIELD(hot_promotions, false),
+    DIMMAP_STATS_FIELD(evictions, false),      DIMMAP_STATS_FIELD(eviction_batches, false),
+    DIMMAP_STATS_FIELD(writebacks, false),     DIMMAP_STATS_FIELD(write_ios, false),
+    DIMMAP_STATS_FIELD(bytes_read, false),     DIMMAP_STATS_FIELD(bytes_written, false),
+    DIMMAP_STATS_FIELD(read_errors, false),    DIMMAP_STATS_FIELD(write_errors, false),
+    DIMMAP_STATS_FIELD(buffer_pages, true),    DIMMAP_STATS_FIELD(resident_pages, true),
+    DIMMAP_STATS_FIELD(dirty_pages, true),     DIMMAP_STATS_FIELD(zero_fills, false),
+    DIMMAP_STATS_FIELD(prefetched, false),
+};
+#undef DIMMAP_STATS_FIELD
+static_assert(sizeof kStatsFields / sizeof kStatsFields[0] == sizeof(dimmap_stats_t) / sizeof(uint64_t),
+              "kStatsFields lists every field of struct dimmap_stats");
+
 std::string stats_text(const dimmap_stats_t& s) {
   return "faults " + u64(s.faults) + " (misses " + u64(s.misses) + ", recoveries " + u64(s.recoveries) + ", hits " +
          u64(s.hits) + ", write faults " + u64(s.write_faults) + "), hot promotions " + u64(s.hot_promotions) +
@@ -23,17 +40,16 @@ std::string stats_text(const dimmap_stats_t& s) {
 }
 
 int format_stats_fields(char* buf, size_t size, const dimmap_stats_t& s, const char* prefix) {
-  const char* p = prefix;
-  return std::snprintf(buf, size,
-                       "%sfaults=%llu %smisses=%llu %srecoveries=%llu %shits=%llu %swrite_faults=%llu "
-                       "%shot_promotions=%llu %sevictions=%llu %seviction_batches=%llu %swritebacks=%llu "
-                       "%swrite_ios=%llu %sbytes_read=%llu %sbytes_written=%llu %sread_errors=%llu "
-                       "%swrite_errors=%llu %sprefetched=%llu %szero_fills=%llu",
-                       p, ull(s.faults), p, ull(s.misses), p, ull(s.recoveries), p, ull(s.hits), p,
-                       ull(s.write_faults), p, ull(s.hot_promotions), p, ull(s.evictions), p,
-                       ull(s.eviction_batches), p, ull(s.writebacks), p, ull(s.write_ios), p, ull(s.bytes_read), p,
-                       ull(s.bytes_written), p, ull(s.read_errors), p, ull(s.write_errors), p, ull(s.prefetched),
-                       p, ull(s.zero_fills));
+  size_t length = 0;  // what snprintf would have written in all, as snprintf returns
+  for (const StatsField& f : kStatsFields) {
+    if (f.gauge) continue;
+    const size_t room = length < size ? size - length : 0;
+    const int n = std::snprintf(room ? buf + length : nullptr, room, "%s%s%s=%llu", length ? " " : "", prefix, f.name,
+                                ull(s.*f.member));
+    if (n < 0) return n;
+    length += static_cast<size_t>(n);
+  }
+  return static_cast<int>(length);
 }
 
 dimmap_stats_t& operator+=(dimmap_stats_t& sum, const dimmap_stats_t& s) {

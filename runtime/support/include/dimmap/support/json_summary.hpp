@@ -10,6 +10,7 @@
 #include <dimmap/dimmap.h>
 #include <dimmap/placement.hpp>  // dimmap::Error
 #include <dimmap/support/atomic_file.hpp>
+#include <dimmap/support/stats_text.hpp>
 #include <unistd.h>
 
 #include <cerrno>
@@ -88,26 +89,9 @@ inline std::string array(const std::vector<Object>& items) {
 
 // Every counter of a DI-MMAP buffer, named as in struct dimmap_stats.
 inline Object stats(const struct dimmap_stats& s) {
-  return Object()
-      .add("faults", s.faults)
-      .add("misses", s.misses)
-      .add("recoveries", s.recoveries)
-      .add("hits", s.hits)
-      .add("write_faults", s.write_faults)
-      .add("hot_promotions", s.hot_promotions)
-      .add("evictions", s.evictions)
-      .add("eviction_batches", s.eviction_batches)
-      .add("writebacks", s.writebacks)
-      .add("write_ios", s.write_ios)
-      .add("bytes_read", s.bytes_read)
-      .add("bytes_written", s.bytes_written)
-      .add("read_errors", s.read_errors)
-      .add("write_errors", s.write_errors)
-      .add("buffer_pages", s.buffer_pages)
-      .add("resident_pages", s.resident_pages)
-      .add("dirty_pages", s.dirty_pages)
-      .add("zero_fills", s.zero_fills)
-      .add("prefetched", s.prefetched);
+  Object o;
+  for (const support::StatsField& f : support::kStatsFields) o.add(f.name, s.*f.member);
+  return o;
 }
 
 // The start of a summary: the keys every tool's summary has.
