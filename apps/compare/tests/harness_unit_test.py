@@ -16,6 +16,7 @@ import h5py  # noqa: E402
 
 from dimmap_compare import units  # noqa: E402
 from dimmap_compare.experiment import Point, mark_disagreements  # noqa: E402
+from dimmap_compare.experiments.kmer import KRAKEN2, KmerClassify, fastq_bases, kraken2_parser  # noqa: E402
 from dimmap_compare.results import Document, ExperimentResult, Ratio  # noqa: E402
 from dimmap_compare.runner import InvalidOutput, Run, Runner  # noqa: E402
 from dimmap_compare.summary import parse_summary, summary_parser, with_summary  # noqa: E402
@@ -249,6 +250,32 @@ class ToolSummaries(unittest.TestCase):
                           ('{"tool": "lriot"}', "no rate"), ('{"tool": "lriot", "rate": "fast"}', "no rate")):
             with self.assertRaisesRegex(InvalidOutput, why):
                 parse_summary(text, "lriot")
+
+
+class Kraken2Reference(unittest.TestCase):
+    """kmer-classify's kraken2 --memory-mapping configuration."""
+
+    def test_without_kraken2_its_points_are_not_run_with_the_reason(self):
+        p = {"budget_bytes": 48 << 20, "kraken2_db": None, "kraken2_skip": "kraken2-build is missing (not on PATH)",
+             "kraken2_status": "missing"}
+        point = KmerClassify().kraken2_point(p, 4, "simulated", "reads.fq", "out")
+        self.assertEqual((point.config, point.skip, point.skip_status),
+                         (KRAKEN2, "kraken2-build is missing (not on PATH)", "missing"))
+
+    def test_bases_per_second_from_the_reads_and_kraken2s_seconds(self):
+        with tempfile.TemporaryDirectory() as d:
+            fq = os.path.join(d, "r.fq")
+            with open(fq, "w") as f:
+                f.write("@a\nACGT\n+\nIIII\n@b\nACGTACGTAC\n+\nIIIIIIIIII\n")
+            self.assertEqual(fastq_bases(fq), (2, 14))
+            parse = kraken2_parser(os.path.join(d, "out"), 2, 14)
+            value, extra = parse("", "Loading database information... done.\n2 sequences (0.00 Mbp) processed in "
+                                     "0.500s (0.2 Kseq/m, 0.00 Mbp/m).\n", 9.0)
+            self.assertEqual((value, extra["reads"], extra["seconds"]), (28.0, 2, 0.5))
+            with self.assertRaisesRegex(InvalidOutput, "processed 1 of 2 reads"):
+                parse("", "1 sequences (0.00 Mbp) processed in 0.5s", 9.0)
+            with self.assertRaisesRegex(InvalidOutput, "no 'sequences"):
+                parse("", "kraken2: database not found", 9.0)
 
 
 if __name__ == "__main__":

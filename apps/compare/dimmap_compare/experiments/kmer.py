@@ -1,17 +1,23 @@
 """k-mer experiments (kmer/): the LMAT-style database on storage behind Linux mmap or DI-MMAP.
   kmer-lookup     DI-MMAP 2015 Fig. 7: raw lookups/s vs threads, gnu-hash and two-level index
-  kmer-classify   DI-MMAP 2015 Figs. 8b/9b: classification bases/s on three read sets"""
+  kmer-classify   DI-MMAP 2015 Figs. 8b/9b: classification bases/s on three read sets, and
+                  Debian's kraken2 --memory-mapping on the same reads and genomes as reference"""
 import hashlib
 import os
 
+from ..datasets import DataError
 from ..experiment import Experiment, Point, mark_disagreements
 from ..results import Ratio
-from ..runner import InvalidOutput
+from ..runner import FAILED, MISSING, InvalidOutput
 from ..summary import summary_parser, with_summary
+from ..tools import ToolMissing
 from ..units import format_size, parse_size
+from .overlay import kraken2_processed
 
 INDEXES = ["gnu-hash", "two-level"]
 BACKENDS = [("mmap @ budget", "mmap"), ("dimmap @ budget", "dimmap")]
+KRAKEN2 = "kraken2 --memory-mapping @ budget"
+KRAKEN2_FILES = ("hash.k2d", "opts.k2d", "taxo.k2d")
 
 
 def kmer_budget(ctx, two_level_db, slack):
@@ -26,7 +32,7 @@ def kmer_budget(ctx, two_level_db, slack):
 
 def backend_flags(backend, buffer, storage):
     flags = [f"--backend={backend}", f"--storage={storage}"]
-    # Readahead only wastes an mmap budget on random lookups (as kmer/bench/kmer-bench does).
+    # Readahead only wastes an mmap budget on random lookups.
     return flags + ([f"--buffer={buffer}"] if backend == "dimmap" else ["--advise-random"])
 
 
@@ -47,6 +53,30 @@ def classify_parser(cmd):
     return summary_parser(cmd, "kmer classify", value,
                           lambda s: {"reads": s["reads"], "classified": s["classified"], "seconds": s["seconds"],
                                      "reads_per_s": s["reads_per_second"]})
+
+
+def fastq_bases(path):
+    """(reads, bases) of a plain FASTQ file: kraken2 reports Mbp rounded to 0.01, too coarse for
+    the few reads of a quick run, so its bases/s divides these by its own seconds."""
+    reads = bases = 0
+    with open(path) as f:
+        for i, line in enumerate(f):
+            if i % 4 == 1:
+                reads += 1
+                bases += len(line.rstrip("\n"))
+    return reads, bases
+
+
+def kraken2_parser(out_file, reads, bases):
+    """kraken2's bases/s (its own classification seconds, DB opening excluded, as kmer
+    classify's); it must have classified every read."""
+    def parse(stdout, stderr, seconds):
+        done, secs = kraken2_processed(stderr)
+        if done != reads:
+            raise InvalidOutput(f"kraken2 processed {done} of {reads} reads")
+        return bases / secs, {"reads": done, "seconds": secs, "reads_per_s": done / secs,
+                              "classification": out_file}
+    return parse
 
 
 class KmerLookup(Experiment):
@@ -100,7 +130,9 @@ class KmerClassify(Experiment):
     title = "k-mer classification of three read sets"
     about = ("Classification speed (input bases/s, DB opening excluded) of kmer classify on simulated reads "
              "of the six genomes and two real read sets (gasic SRR059298, honey bee sample; bowtie2 lambda "
-             "reads), gnu-hash and two-level DB, Linux mmap vs DI-MMAP in the same budget.")
+             "reads), gnu-hash and two-level DB, Linux mmap vs DI-MMAP in the same budget; as reference, Debian's "
+             "kraken2 --memory-mapping with a Kraken 2 DB of the same genomes, same reads, same budget (not run "
+             "where kraken2 is not installed).")
     metric = "classification speed"
     unit = "bases/s"
     x_label = "read set"
@@ -118,9 +150,39 @@ class KmerClassify(Experiment):
         dbs = {i: ctx.data.kmer_db("ci", i) for i in INDEXES}
         budget, buffer, slack = kmer_budget(ctx, dbs["two-level"], parse_size("24M"))
         sizes = ", ".join(f"{i} {format_size(os.path.getsize(db))}" for i, db in dbs.items())
-        return {"reads": reads, "reads_per_set": count, "dbs": dbs, "budget_bytes": budget, "buffer_bytes": buffer,
-                "slack_bytes": slack, "data_label": f"DB {sizes}, {count} reads per set",
-                "threads": ctx.threads([16, 64], [16], [4])}
+        p = {"reads": reads, "reads_per_set": count, "dbs": dbs, "budget_bytes": budget, "buffer_bytes": buffer,
+             "slack_bytes": slack, "data_label": f"DB {sizes}, {count} reads per set",
+             "threads": ctx.threads([16, 64], [16], [4]), "kraken2_db": None, "kraken2_skip": ""}
+        # The reference is optional: without kraken2 (or its DB) its points say why, the rest runs.
+        try:
+            ctx.tools.path("kraken2")  # its DB may be there from a machine that had it
+            p["kraken2_db"] = ctx.data.kraken2_db("ci")
+            p["data_label"] += f", Kraken 2 DB {format_size(self.kraken2_bytes(p))}"
+            p["read_bases"] = {name: fastq_bases(path) for name, path in reads.items()}
+        except ToolMissing as e:
+            p["kraken2_skip"], p["kraken2_status"] = str(e), MISSING
+        except DataError as e:
+            p["kraken2_skip"], p["kraken2_status"] = str(e), FAILED
+        return p
+
+    @staticmethod
+    def kraken2_files(p):
+        return [os.path.join(p["kraken2_db"], f) for f in KRAKEN2_FILES]
+
+    def kraken2_bytes(self, p):
+        return sum(os.path.getsize(f) for f in self.kraken2_files(p))
+
+    def kraken2_point(self, p, t, set_name, reads, out):
+        cmd = ["kraken2", "--db", p["kraken2_db"] or "(none)", "--memory-mapping", "--threads", str(t),
+               "--output", out, reads]
+        params = {"threads": t, "index": "kraken2", "classification": out, "buffer_bytes": None}
+        if not p["kraken2_db"]:
+            return Point(KRAKEN2, set_name, cmd, p["budget_bytes"], None, panel=f"{t} threads", params=params,
+                         skip=p["kraken2_skip"], skip_status=p["kraken2_status"])
+        n, bases = p["read_bases"][set_name]
+        return Point(KRAKEN2, set_name, cmd, p["budget_bytes"], kraken2_parser(out, n, bases),
+                     evict=self.kraken2_files(p), panel=f"{t} threads", data_bytes=self.kraken2_bytes(p),
+                     params=params)
 
     def points(self, ctx, p):
         kmer = ctx.tools.path("kmer")
@@ -138,13 +200,18 @@ class KmerClassify(Experiment):
                                     data_bytes=os.path.getsize(p["dbs"][index]),
                                     params={"threads": t, "index": index, "classification": out + ".tsv",
                                             "buffer_bytes": p["buffer_bytes"] if backend == "dimmap" else None})
+                out = os.path.join(storage, f"t{t}-set{k}-kraken2.out")
+                yield self.kraken2_point(p, t, set_name, reads, out)
 
     def ratios(self, p):
-        return [Ratio(f"{i}, dimmap @ budget", f"{i}, mmap @ budget", f"dimmap / mmap, {i}", panel=f"{t} threads")
-                for t in p["threads"] for i in INDEXES]
+        return ([Ratio(f"{i}, dimmap @ budget", f"{i}, mmap @ budget", f"dimmap / mmap, {i}", panel=f"{t} threads")
+                 for t in p["threads"] for i in INDEXES] +
+                [Ratio(f"two-level, {label}", KRAKEN2, f"two-level {backend} / kraken2", panel=f"{t} threads")
+                 for t in p["threads"] for label, backend in BACKENDS])
 
     def check(self, result):
-        """Both backends must classify every read the same way (byte-identical files)."""
+        """Both backends must classify every read the same way (byte-identical files; Kraken 2's
+        output, of another format, is its own group)."""
         def digest(run):
             with open(run["params"]["classification"], "rb") as f:
                 return hashlib.sha256(f.read()).hexdigest()

@@ -73,16 +73,22 @@ class OverlayBase(Experiment):
         return [Ratio(DIMMAP, LINUX, "DI-MMAP / Linux")]
 
 
+def kraken2_processed(stderr):
+    """(reads, seconds) of kraken2's summary line 'N sequences (M Mbp) processed in Ts': its
+    classification time, DB opening excluded (as kmer classify's own seconds)."""
+    m = re.search(r"(\d+) sequences \(([\d.]+) Mbp\) processed in ([\d.]+)s", stderr)
+    if not m or float(m.group(3)) <= 0:
+        raise InvalidOutput("kraken2 printed no 'sequences ... processed in' summary")
+    return int(m.group(1)), float(m.group(3))
+
+
 def parse_kraken2(out_file):
-    """reads/s from kraken2's summary ('N sequences (M Mbp) processed in Ts'); the digest of its
-    per-read output is kept to compare the two sides."""
+    """reads/s from kraken2's summary; the digest of its per-read output is kept to compare the
+    two sides."""
     def parse(stdout, stderr, seconds):
-        m = re.search(r"(\d+) sequences \(([\d.]+) Mbp\) processed in ([\d.]+)s", stderr)
-        if not m or float(m.group(3)) <= 0:
-            raise InvalidOutput("kraken2 printed no 'sequences ... processed in' summary")
+        reads, secs = kraken2_processed(stderr)
         with open(out_file, "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()
-        reads, secs = int(m.group(1)), float(m.group(3))
         return reads / secs, {"reads": reads, "seconds": secs, "output_sha256": digest, **preload_stats(stderr)}
     return parse
 
