@@ -250,12 +250,4 @@ Placement PlacementPlan::placement_of(std::string_view structure) {
   throw Error("no data structure called '" + std::string(structure) + "' in this placement plan");
 }
 
-std::string PlacementPlan::describe() {
-  const Resolved& r = resolved();
-  std::string text = to_string(r.preset);
-  if (r.preset != Preset::in_memory) text += std::string("(") + to_string(r.backend) + ")";
-  if (buffer_) text += ", buffer " + format_size(buffer_->config().buffer_bytes);
-  return text;
-}
-
 }  // namespace dimmap

@@ -106,9 +106,6 @@ class PlacementPlan {
   // repeats). Placements already made keep theirs alive.
   void release_buffer() { buffer_.reset(); }
 
-  // "in-memory", "semi-external(mmap)", ... and the buffer if made.
-  std::string describe();
-
   // The tool name used in the buffer-size message ("dimmap" by default).
   void set_tool_name(std::string name) { tool_ = std::move(name); }
 
