@@ -255,7 +255,9 @@ class BfsSweep(BfsBase):
             top = ctx.budget_override - overhead if ctx.budget_override else data // ctx.pick(2, 4, 4)
             budgets = [(top >> i) + overhead for i in range(steps) if (top >> i) >= (1 << 20)]
             if not budgets:
-                raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
+                if ctx.budget_override:
+                    raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
+                raise Unavailable(f"the graph ({format_size(data)}) is too small for a sweep of buffers of 1M and up")
             p["sweeps"][panel] = {"overhead_bytes": overhead, "budgets": budgets, "data_bytes": data}
         p["budget_label"] = "budget = buffer + process memory measured per panel (" + ", ".join(
             f"{panel.split()[0]} {format_size(v['overhead_bytes'])}" for panel, v in p["sweeps"].items()) + ")"
