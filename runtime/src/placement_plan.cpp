@@ -216,11 +216,9 @@ Placement PlacementPlan::memory_placement() {
 }
 
 Placement PlacementPlan::storage_placement() {
-  const Resolved& r = resolved();
-  if (r.backend == Backend::dimmap) return Placement::dimmap(r.storage, shared_buffer());
-  Placement p = Placement::mmap(r.storage);
-  p.dontneed_interval_s = r.dontneed_interval;
-  return p;
+  // Not a declared structure: the caller decides what the file holds, so the madvise helper
+  // applies as for read-only data.
+  return make("storage", Structure{"", false, /*read_only=*/true});
 }
 
 Placement PlacementPlan::make(const std::string& where, const Structure& s) {
