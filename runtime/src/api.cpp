@@ -84,8 +84,9 @@ extern "C" int dimmap_instance_create(const struct dimmap_config* cfg, struct di
     if (!cfg || !out) return fail(EINVAL, "dimmap_instance_create: null argument");
     if (int rc = dimmap_config_validate(cfg); rc < 0) return rc;
     int err = 0;
-    std::unique_ptr<Engine> engine = cfg->engine == DIMMAP_ENGINE_KMOD ? dimmap::detail::make_kmod_engine(*cfg, &err)
-                                                                       : dimmap::detail::make_uffd_engine(*cfg, &err);
+    std::unique_ptr<Engine> engine = cfg->engine == DIMMAP_ENGINE_KMOD        ? dimmap::detail::make_kmod_engine(*cfg, &err)
+                                     : cfg->engine == DIMMAP_ENGINE_PAGECACHE ? dimmap::detail::make_pagecache_engine(*cfg, &err)
+                                                                               : dimmap::detail::make_uffd_engine(*cfg, &err);
     if (!engine) return err < 0 ? err : -EIO;
     auto* inst = new dimmap_instance{*cfg, std::move(engine)};
     Registry& r = registry();

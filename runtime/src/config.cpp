@@ -94,8 +94,10 @@ int init_config(struct dimmap_config* cfg, const uint64_t* given_bytes, const do
         cfg->engine = DIMMAP_ENGINE_UFFD;
       else if (!std::strcmp(v, "kmod"))
         cfg->engine = DIMMAP_ENGINE_KMOD;
+      else if (!std::strcmp(v, "pagecache"))
+        cfg->engine = DIMMAP_ENGINE_PAGECACHE;
       else
-        return fail(EINVAL, "DIMMAP_ENGINE='%s' is not 'uffd' or 'kmod'", v);
+        return fail(EINVAL, "DIMMAP_ENGINE='%s' is not 'uffd', 'kmod' or 'pagecache'", v);
     }
     if (const char* v = std::getenv("DIMMAP_PERMA"); v && *v) {
       if (std::strlen(v) >= sizeof cfg->perma) return fail(EINVAL, "DIMMAP_PERMA='%s' is too long", v);
@@ -141,10 +143,12 @@ extern "C" int dimmap_config_validate(const struct dimmap_config* cfg) {
       return fail(EINVAL, "I/O depth %u must be between 1 and 4096", cfg->io_depth);
     if (cfg->readahead_pages > 4096)
       return fail(EINVAL, "read-ahead of %u pages is more than 4096", cfg->readahead_pages);
-    if (cfg->engine != DIMMAP_ENGINE_UFFD && cfg->engine != DIMMAP_ENGINE_KMOD)
+    if (cfg->engine != DIMMAP_ENGINE_UFFD && cfg->engine != DIMMAP_ENGINE_KMOD && cfg->engine != DIMMAP_ENGINE_PAGECACHE)
       return fail(EINVAL, "unknown engine %d", static_cast<int>(cfg->engine));
     if (std::memchr(cfg->perma, '\0', sizeof cfg->perma) == nullptr)
       return fail(EINVAL, "PerMA model string is not terminated");
+    if (cfg->perma[0] && cfg->engine == DIMMAP_ENGINE_PAGECACHE)
+      return fail(EINVAL, "the PerMA latency model needs the userfaultfd engine (DIMMAP_ENGINE=uffd), which sees every miss");
     if (cfg->perma[0]) {
       perma_model m;
       if (int rc = dimmap::detail::parse_perma(cfg->perma, &m); rc < 0) return rc;

@@ -30,5 +30,6 @@ class Engine {
 
 std::unique_ptr<Engine> make_uffd_engine(const dimmap_config& config, int* err);
 std::unique_ptr<Engine> make_kmod_engine(const dimmap_config& config, int* err);
+std::unique_ptr<Engine> make_pagecache_engine(const dimmap_config& config, int* err);
 
 }  // namespace dimmap::detail

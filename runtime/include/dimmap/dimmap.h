@@ -69,6 +69,8 @@ typedef struct dimmap_stats dimmap_stats_t;
 enum dimmap_engine {
 	DIMMAP_ENGINE_UFFD = 0, /* user-space engine on userfaultfd */
 	DIMMAP_ENGINE_KMOD = 1, /* the dimmap.ko kernel module */
+	DIMMAP_ENGINE_PAGECACHE = 2, /* the DI-MMAP policy over the kernel's page cache: misses are
+	                                kernel faults (Linux 6.7+; no PerMA model) */
 };
 
 struct dimmap_config {
