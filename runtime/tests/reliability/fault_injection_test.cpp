@@ -1,4 +1,5 @@
-// Fault injection into the userfaultfd engine through real kernel file systems:
+// Fault injection into the engines through real kernel file systems (the userfaultfd engine;
+//   the pagecache engine where named):
 //   faultfs (FUSE, faultfs.cpp)  EIO on chosen reads, writes and fsyncs; requests that hang;
 //                                a server that dies with requests in flight
 //   tmpfs and ext4 on a loop device, filled up: ENOSPC on writeback (ext4 with O_DIRECT)
@@ -49,11 +50,13 @@ std::string test_name() {
   return std::string(info->test_suite_name()) + "." + info->name();
 }
 
-std::unique_ptr<Buffer> make_buffer(uint64_t pages, unsigned batch = 8) {
+std::unique_ptr<Buffer> make_buffer(uint64_t pages, unsigned batch = 8,
+                                    dimmap_engine engine = DIMMAP_ENGINE_UFFD) {
   dimmap_config cfg;
   EXPECT_EQ(dimmap_config_init(&cfg), 0) << dimmap_last_error();
   cfg.buffer_bytes = pages * kPageBytes;
   cfg.evict_batch = batch;
+  cfg.engine = engine;
   return std::make_unique<Buffer>(cfg);
 }
 
@@ -235,6 +238,66 @@ TEST_F(FaultInjection, StorageThatStopsAnsweringDoesNotBlockOtherFaultsAndFailsW
   // get ENOTCONN).
   EXPECT_NE(text.find(std::strerror(ECONNABORTED)), std::string::npos) << text;
   expect_consistent(*buffer);
+}
+
+// ---- the pagecache engine: the kernel's own fault and writeback paths ----
+
+TEST_F(FaultInjection, PageCacheEngineReadErrorRaisesSigbusInTheFaultingThreadOnly) {
+  FaultFs fs(DIMMAP_FAULTFS, /*page_cache=*/true);
+  const uint64_t pages = 64, bad = 40;
+  create_pattern_file(fs.backing_path("data"), pages, 0);
+  auto buffer = make_buffer(16, 8, DIMMAP_ENGINE_PAGECACHE);
+  MappedFile m(*buffer, fs.path("data"), pages, false);
+  ASSERT_NE(m.words, nullptr);
+  fs.inject("read EIO file=data " + page_range(bad));
+  bool bad_read = true, good_read = false;
+  uint64_t good = 0;
+  std::thread t([&] {
+    uint64_t v;
+    bad_read = try_read(m.page(bad), &v);
+    good_read = try_read(m.page(3) + 7, &good);
+  });
+  t.join();
+  EXPECT_FALSE(bad_read) << "the access to the unreadable page must raise SIGBUS";
+  EXPECT_TRUE(good_read);
+  EXPECT_EQ(good, pattern_word(3, 7, 0));
+  EXPECT_GE(fs.counters()["failed_reads"], 1u);
+  for (uint64_t p = 0; p < pages; ++p)
+    if (p != bad) {
+      ASSERT_EQ(m.page(p)[p % kWordsPerPage], pattern_word(p, p % kWordsPerPage, 0)) << p;
+    }
+  fs.clear();
+  uint64_t v = 0;
+  EXPECT_TRUE(try_read(m.page(bad) + 1, &v)) << "a later access reads the page again";
+  EXPECT_EQ(v, pattern_word(bad, 1, 0));
+}
+
+// The kernel reports a failed writeback once, to the next msync, and keeps the data in the
+// page cache but clean (Linux's rule for every file mapping): the error surfaces, and writing
+// the pages again after the storage recovers puts them on disk.
+TEST_F(FaultInjection, PageCacheEngineWritebackErrorFailsMsync) {
+  FaultFs fs(DIMMAP_FAULTFS, /*page_cache=*/true);
+  const uint64_t pages = 64, bad = 10;
+  create_pattern_file(fs.backing_path("data"), pages, 0);
+  auto buffer = make_buffer(128, 8, DIMMAP_ENGINE_PAGECACHE);  // no evictions: only msync writes
+  MappedFile m(*buffer, fs.path("data"), pages, true);
+  ASSERT_NE(m.words, nullptr);
+  for (uint64_t p = 0; p < pages; ++p) ASSERT_TRUE(try_fill_page(m.page(p), p, 1));
+  fs.inject("write EIO file=data " + page_range(bad));
+  errno = 0;
+  EXPECT_EQ(dimmap_msync(m.words, m.bytes(), MS_SYNC), -1);
+  EXPECT_EQ(errno, EIO);
+  EXPECT_NE(std::string(dimmap_last_error()).find("writeback failed"), std::string::npos) << dimmap_last_error();
+  {
+    const int fd = open(fs.backing_path("data").c_str(), O_RDONLY);
+    EXPECT_EQ(page_version(fd, bad), 0) << "the failed write did not reach the disk";
+    close(fd);
+  }
+  for (uint64_t p = 0; p < pages; ++p) ASSERT_EQ(m.page(p)[5], pattern_word(p, 5, 1)) << p;
+  fs.clear();
+  for (uint64_t p = 0; p < pages; ++p) ASSERT_TRUE(try_fill_page(m.page(p), p, 2));
+  EXPECT_EQ(dimmap_msync(m.words, m.bytes(), MS_SYNC), 0) << dimmap_last_error();
+  expect_file_at(fs.backing_path("data"), pages, 2);
 }
 
 // ---- write errors ----

@@ -5,6 +5,10 @@
 //
 //   faultfs BACKING_DIR MOUNTPOINT      (stays in the foreground; unmount or SIGTERM to stop)
 //
+//   faultfs --page-cache BACKING_DIR MOUNTPOINT
+//                                       files go through the kernel's page cache instead, so
+//                                       they can be mapped with plain mmap (the pagecache engine)
+//
 // Every file is opened with direct_io, so each read and write reaches this process (no page
 // cache in between). The control file MOUNTPOINT/.faultfs takes one rule per line:
 //   clear                                      remove every rule
@@ -60,6 +64,7 @@ struct Counters {
 };
 
 std::string g_backing;
+bool g_page_cache = false;  // --page-cache: data files are cached (and mappable) by the kernel
 std::mutex g_mu;
 std::vector<Rule> g_rules;
 Counters g_count;
@@ -168,7 +173,7 @@ bool is_control(const char* path) { return std::strcmp(path, kControl) == 0; }
 // ---- file system operations ----
 
 void* fs_init(struct fuse_conn_info*, struct fuse_config* cfg) {
-  cfg->direct_io = 1;  // every read and write comes here
+  cfg->direct_io = g_page_cache ? 0 : 1;  // every read and write comes here (or, cached, every miss)
   cfg->kernel_cache = 0;
   cfg->attr_timeout = 0;
   cfg->entry_timeout = 0;
@@ -209,7 +214,7 @@ int fs_open(const char* path, struct fuse_file_info* fi) {
   const int fd = open(backing_path(path).c_str(), fi->flags & ~(O_DIRECT | O_CREAT | O_EXCL));
   if (fd < 0) return -errno;
   fi->fh = static_cast<uint64_t>(fd);
-  fi->direct_io = 1;
+  fi->direct_io = !g_page_cache;
   return 0;
 }
 
@@ -218,7 +223,7 @@ int fs_create(const char* path, mode_t mode, struct fuse_file_info* fi) {
   const int fd = open(backing_path(path).c_str(), (fi->flags & ~O_DIRECT) | O_CREAT, mode);
   if (fd < 0) return -errno;
   fi->fh = static_cast<uint64_t>(fd);
-  fi->direct_io = 1;
+  fi->direct_io = !g_page_cache;
   return 0;
 }
 
@@ -278,8 +283,13 @@ int fs_statfs(const char*, struct statvfs* st) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::strcmp(argv[1], "--page-cache") == 0) {
+    g_page_cache = true;
+    ++argv;
+    --argc;
+  }
   if (argc != 3) {
-    std::fprintf(stderr, "usage: faultfs BACKING_DIR MOUNTPOINT\n"
+    std::fprintf(stderr, "usage: faultfs [--page-cache] BACKING_DIR MOUNTPOINT\n"
                          "Passes BACKING_DIR through at MOUNTPOINT and fails requests as told by "
                          "MOUNTPOINT/.faultfs (see the head of faultfs.cpp).\n");
     return 2;

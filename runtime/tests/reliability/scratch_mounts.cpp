@@ -110,14 +110,17 @@ Ext4LoopMount::~Ext4LoopMount() {
 
 // ---- faultfs ----
 
-FaultFs::FaultFs(const std::string& server_binary) {
+FaultFs::FaultFs(const std::string& server_binary, bool page_cache) {
   backing_ = make_temp_dir("/var/tmp", "dimmap-faultfs-backing");
   mount_ = make_temp_dir("/tmp", "dimmap-faultfs");
   server_ = fork();
   if (server_ < 0) fail("fork");
   if (server_ == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
-    execl(server_binary.c_str(), "faultfs", backing_.c_str(), mount_.c_str(), static_cast<char*>(nullptr));
+    if (page_cache)
+      execl(server_binary.c_str(), "faultfs", "--page-cache", backing_.c_str(), mount_.c_str(), static_cast<char*>(nullptr));
+    else
+      execl(server_binary.c_str(), "faultfs", backing_.c_str(), mount_.c_str(), static_cast<char*>(nullptr));
     std::fprintf(stderr, "cannot run %s: %s\n", server_binary.c_str(), std::strerror(errno));
     _exit(127);
   }

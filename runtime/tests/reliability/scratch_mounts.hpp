@@ -52,7 +52,8 @@ class Ext4LoopMount {
 // faultfs (faultfs.cpp) serving a fresh backing directory on disk at a fresh mount point.
 class FaultFs {
  public:
-  explicit FaultFs(const std::string& server_binary);
+  // page_cache: the kernel caches the files (faultfs --page-cache), so plain mmap works on them.
+  explicit FaultFs(const std::string& server_binary, bool page_cache = false);
   ~FaultFs();
   FaultFs(const FaultFs&) = delete;
   FaultFs& operator=(const FaultFs&) = delete;

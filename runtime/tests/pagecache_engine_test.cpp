@@ -1,0 +1,242 @@
+// Integration tests of the pagecache engine (DIMMAP_ENGINE=pagecache): real files on disk,
+// the kernel's own page-cache faults, the DI-MMAP policy deciding what stays. Buffers are much
+// smaller than the files, so demotion, recovery and dropping pages all run.
+#include <dimmap/dimmap.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_files.hpp"
+
+namespace dimmap::test {
+namespace {
+
+struct PageCacheInstance {
+  explicit PageCacheInstance(uint64_t buffer_bytes, double hot = 0.75, unsigned batch = 16) {
+    dimmap_config cfg;
+    EXPECT_EQ(dimmap_config_init(&cfg), 0);
+    cfg.engine = DIMMAP_ENGINE_PAGECACHE;
+    cfg.perma[0] = '\0';
+    cfg.buffer_bytes = buffer_bytes;
+    cfg.hot_fraction = hot;
+    cfg.evict_batch = batch;
+    EXPECT_EQ(dimmap_instance_create(&cfg, &inst), 0) << dimmap_last_error();
+  }
+  ~PageCacheInstance() { EXPECT_EQ(dimmap_instance_destroy(inst), 0) << dimmap_last_error(); }
+  dimmap_stats_t stats() const {
+    dimmap_stats_t s{};
+    EXPECT_EQ(dimmap_instance_stats(inst, &s), 0);
+    return s;
+  }
+  uint64_t* map(const TempFile& f, size_t pages, int prot = PROT_READ | PROT_WRITE) const {
+    void* p = dimmap_instance_mmap(inst, nullptr, pages * kPage, prot, MAP_SHARED, f.fd(), 0);
+    EXPECT_NE(p, MAP_FAILED) << dimmap_last_error();
+    return static_cast<uint64_t*>(p);
+  }
+  dimmap_instance* inst = nullptr;
+};
+
+// The file's pages start outside the page cache, as a file nobody read lately.
+void evict_from_page_cache(const TempFile& f) {
+  ASSERT_EQ(fdatasync(f.fd()), 0);
+  ASSERT_EQ(posix_fadvise(f.fd(), 0, 0, POSIX_FADV_DONTNEED), 0);
+}
+
+// Pages of [addr, addr + pages) in the page cache now (mapped or not).
+size_t cached_pages(const void* addr, size_t pages) {
+  std::vector<unsigned char> v(pages);
+  EXPECT_EQ(mincore(const_cast<void*>(addr), pages * kPage, v.data()), 0) << std::strerror(errno);
+  size_t n = 0;
+  for (unsigned char c : v) n += c & 1;
+  return n;
+}
+
+// Pages of the file in the page cache, through a mapping of our own.
+size_t cached_pages_of(const TempFile& f, size_t pages) {
+  void* m = mmap(nullptr, pages * kPage, PROT_READ, MAP_SHARED, f.fd(), 0);
+  EXPECT_NE(m, MAP_FAILED);
+  const size_t n = cached_pages(m, pages);
+  munmap(m, pages * kPage);
+  return n;
+}
+
+// The keeper learns of faults by polling every millisecond: give it time to act on the last ones.
+void let_the_keeper_catch_up() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
+
+TEST(PageCacheEngine, ReadsThroughASmallBufferKeepTheFileOutOfMemory) {
+  const size_t pages = 4096;  // 16 MiB file, 1 MiB buffer
+  TempFile f(pages);
+  evict_from_page_cache(f);
+  PageCacheInstance in(1 << 20);
+  const uint64_t* m = in.map(f, pages, PROT_READ);
+  size_t most_cached = 0;
+  for (size_t p = 0; p < pages; ++p) {
+    ASSERT_EQ(m[p * 512 + 7], pattern_word(p, 7, 0)) << "page " << p;
+    if (p % 512 == 511) {
+      let_the_keeper_catch_up();
+      most_cached = std::max(most_cached, cached_pages(m, pages));
+    }
+  }
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 20000; ++i) {
+    const size_t p = rng() % pages, w = rng() % 512;
+    ASSERT_EQ(m[p * 512 + w], pattern_word(p, w, 0));
+  }
+  let_the_keeper_catch_up();
+  most_cached = std::max(most_cached, cached_pages(m, pages));
+  const dimmap_stats_t s = in.stats();
+  EXPECT_EQ(s.buffer_pages, 256u);
+  EXPECT_GE(s.misses, pages) << "every page entered the buffer at least once";
+  EXPECT_GT(s.evictions, pages - 256 - 64);
+  EXPECT_GT(s.eviction_batches, 0u);
+  EXPECT_EQ(s.faults, s.misses + s.hits + s.write_faults);
+  EXPECT_LE(s.resident_pages, s.buffer_pages);
+  // The buffer bounds what the file holds in memory: at most one scan's faults (a batch, or
+  // 1/64 of the buffer) beyond it. Without the engine the whole file stays cached.
+  EXPECT_LE(most_cached, 256u + 64u);
+  ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0) << dimmap_last_error();
+  EXPECT_LE(cached_pages_of(f, pages), 16u) << "the buffer's pages go with the mapping";
+}
+
+TEST(PageCacheEngine, TouchedVictimsAreRecoveredWithoutIo) {
+  const size_t pages = 1024;
+  TempFile f(pages);
+  evict_from_page_cache(f);
+  // No hot FIFO: a plain FIFO with an eviction queue.
+  PageCacheInstance in(64 * kPage, 0.0, 4);
+  const uint64_t* m = in.map(f, pages, PROT_READ);
+  // A loop of 48 pages touched again and again while new pages stream through the rest of
+  // the buffer: loop pages demoted to the eviction queue are touched again before they reach
+  // its head, so the kernel maps them again from the page cache and the keeper recovers them.
+  size_t fresh = 100;
+  for (int round = 0; round < 40; ++round) {
+    for (size_t p = 0; p < 48; ++p) ASSERT_EQ(m[p * 512], pattern_word(p, 0, 0));
+    for (int i = 0; i < 16; ++i, ++fresh) ASSERT_EQ(m[fresh * 512], pattern_word(fresh, 0, 0));
+    let_the_keeper_catch_up();
+  }
+  const dimmap_stats_t s = in.stats();
+  EXPECT_GT(s.recoveries, 0u);
+  EXPECT_GT(s.evictions, 0u);
+  ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
+}
+
+TEST(PageCacheEngine, WritesReachTheFileOnMsyncAndMunmap) {
+  const size_t pages = 2048;
+  TempFile f(pages);
+  evict_from_page_cache(f);
+  PageCacheInstance in(64 * kPage);
+  uint64_t* m = in.map(f, pages);
+  for (size_t p = 0; p < pages; p += 3) m[p * 512 + 5] = pattern_word(p, 5, 1);
+  ASSERT_EQ(dimmap_msync(m, pages * kPage, MS_SYNC), 0) << dimmap_last_error();
+  for (size_t p = 0; p < pages; ++p)
+    ASSERT_EQ(f.word_on_disk(p, 5), pattern_word(p, 5, p % 3 == 0 ? 1 : 0)) << "page " << p;
+  for (size_t p = 1; p < pages; p += 3) m[p * 512 + 9] = pattern_word(p, 9, 2);
+  ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
+  for (size_t p = 0; p < pages; ++p) {
+    ASSERT_EQ(f.word_on_disk(p, 9), pattern_word(p, 9, p % 3 == 1 ? 2 : 0)) << "page " << p;
+    ASSERT_EQ(f.word_on_disk(p, 0), pattern_word(p, 0, 0)) << "page " << p;
+  }
+}
+
+// Threads write and read pages of their own at random through a buffer 1/16 of the file,
+// while pages are demoted, recovered, written back and dropped; the file must end up
+// holding exactly the last value written to every word.
+TEST(PageCacheEngine, RandomizedIntegrityUnderEvictionPressure) {
+  const size_t pages = 4096, threads = 4;
+  TempFile f(pages);
+  evict_from_page_cache(f);
+  PageCacheInstance in(256 * kPage, 0.5, 8);
+  uint64_t* m = in.map(f, pages);
+  std::vector<std::vector<uint64_t>> version(threads, std::vector<uint64_t>(pages / threads, 0));
+  std::vector<std::thread> workers;
+  std::vector<std::string> errors(threads);
+  for (size_t t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      std::mt19937_64 rng(t + 1);
+      for (int i = 0; i < 30000 && errors[t].empty(); ++i) {
+        const size_t k = rng() % (pages / threads), p = k * threads + t, w = rng() % 512;
+        uint64_t& v = version[t][k];
+        if (rng() % 3 == 0) {
+          ++v;
+          for (size_t x = 0; x < 512; x += 64) m[p * 512 + x] = pattern_word(p, x, v);
+        } else if (m[p * 512 + w / 64 * 64] != pattern_word(p, w / 64 * 64, v)) {
+          errors[t] = "page " + std::to_string(p) + " lost version " + std::to_string(v);
+        }
+      }
+    });
+  for (auto& w : workers) w.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  const dimmap_stats_t s = in.stats();
+  EXPECT_GT(s.evictions, 0u);
+  ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
+  for (size_t p = 0; p < pages; ++p)
+    for (size_t x = 0; x < 512; x += 64)
+      ASSERT_EQ(f.word_on_disk(p, x), pattern_word(p, x, version[p % threads][p / threads])) << "page " << p;
+}
+
+TEST(PageCacheEngine, HolesOfASparseFileReadAsZeros) {
+  const size_t pages = 1024;
+  TempFile f(pages, "dimmap-sparse", Fill::hole);
+  PageCacheInstance in(64 * kPage);
+  uint64_t* m = in.map(f, pages);
+  for (size_t p = 0; p < pages; ++p) ASSERT_EQ(m[p * 512 + 3], 0u) << "page " << p;
+  for (size_t p = 0; p < pages; p += 7) m[p * 512] = pattern_word(p, 0, 1);
+  ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
+  for (size_t p = 0; p < pages; ++p) ASSERT_EQ(f.word_on_disk(p, 0), p % 7 ? 0 : pattern_word(p, 0, 1));
+}
+
+TEST(PageCacheEngine, InstancesKeepTheirOwnBuffers) {
+  const size_t pages = 1024;
+  TempFile a(pages, "dimmap-a"), b(pages, "dimmap-b");
+  evict_from_page_cache(a);
+  evict_from_page_cache(b);
+  PageCacheInstance small(32 * kPage), large(512 * kPage);
+  const uint64_t* ma = small.map(a, pages, PROT_READ);
+  const uint64_t* mb = large.map(b, pages, PROT_READ);
+  for (int round = 0; round < 3; ++round)
+    for (size_t p = 0; p < pages / 2; ++p) {
+      ASSERT_EQ(ma[p * 512], pattern_word(p, 0, 0));
+      ASSERT_EQ(mb[p * 512], pattern_word(p, 0, 0));
+    }
+  let_the_keeper_catch_up();
+  EXPECT_LE(cached_pages(ma, pages), 32u + 16u);
+  EXPECT_GE(cached_pages(mb, pages), pages / 2 - 48) << "half the file fits in the larger buffer";
+  EXPECT_GT(small.stats().evictions, large.stats().evictions);
+  ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(ma), pages * kPage), 0);
+  ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(mb), pages * kPage), 0);
+}
+
+TEST(PageCacheEngine, PrefetchStartsReadsIntoTheBuffer) {
+  const size_t pages = 1024;
+  TempFile f(pages);
+  evict_from_page_cache(f);
+  PageCacheInstance in(512 * kPage);
+  const uint64_t* m = in.map(f, pages, PROT_READ);
+  ASSERT_EQ(dimmap_prefetch(const_cast<uint64_t*>(m), 64 * kPage), 0) << dimmap_last_error();
+  for (int i = 0; i < 100 && cached_pages(m, 64) < 64; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(cached_pages(m, 64), 64u);
+  EXPECT_EQ(in.stats().prefetched, 64u);
+  for (size_t p = 0; p < 64; ++p) ASSERT_EQ(m[p * 512 + 1], pattern_word(p, 1, 0));
+  ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
+}
+
+TEST(PageCacheEngine, ThePermaModelIsRefusedWithAReason) {
+  dimmap_config cfg;
+  ASSERT_EQ(dimmap_config_init(&cfg), 0);
+  cfg.engine = DIMMAP_ENGINE_PAGECACHE;
+  std::strcpy(cfg.perma, "lcurr");
+  dimmap_instance* inst = nullptr;
+  EXPECT_EQ(dimmap_instance_create(&cfg, &inst), -EINVAL);
+  EXPECT_NE(std::string(dimmap_last_error()).find("DIMMAP_ENGINE=uffd"), std::string::npos) << dimmap_last_error();
+}
+
+}  // namespace
+}  // namespace dimmap::test
