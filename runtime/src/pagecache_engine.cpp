@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -157,7 +158,7 @@ class PageCacheEngine final : public Engine {
     // the userfaultfd engine's, the mapping is not inherited by fork().
     madvise(r->addr, r->length, MADV_RANDOM);
     madvise(r->addr, r->length, MADV_DONTFORK);
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::shared_mutex> lock(regions_mu_);
     r->id = next_region_id_++;
     *out = r->addr;
     by_addr_[reinterpret_cast<uintptr_t>(r->addr)] = r.get();
@@ -166,7 +167,7 @@ class PageCacheEngine final : public Engine {
   }
 
   int unmap(void* addr, size_t length) override {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<std::shared_mutex> lock(regions_mu_);
     auto it = by_addr_.find(reinterpret_cast<uintptr_t>(addr));
     if (it == by_addr_.end()) return fail(EINVAL, "dimmap_munmap(%p): not the start of a dimmap mapping", addr);
     Region* r = it->second;
@@ -177,7 +178,10 @@ class PageCacheEngine final : public Engine {
       return fail(errno, "dimmap_munmap('%s'): writeback failed (%s); the mapping stays intact", r->file.path().c_str(),
                   std::strerror(errno));
     munmap(r->addr, r->length);
-    forget(r, 0, r->npages);
+    {
+      std::lock_guard<std::mutex> policy(mu_);
+      forget(r, 0, r->npages);
+    }
     // The buffer's pages go with the mapping, as the userfaultfd engine's memfd does.
     posix_fadvise(r->file.buffered_fd(), static_cast<off_t>(r->file_offset), static_cast<off_t>(r->length),
                   POSIX_FADV_DONTNEED);
@@ -187,7 +191,7 @@ class PageCacheEngine final : public Engine {
   }
 
   int sync(void* addr, size_t length, int flags) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::shared_lock<std::shared_mutex> lock(regions_mu_);
     Region* r = region_by_addr(reinterpret_cast<uintptr_t>(addr));
     if (!r) return fail(ENOMEM, "dimmap_msync(%p): not in a dimmap mapping", addr);
     const uintptr_t a = reinterpret_cast<uintptr_t>(addr) / page_size_ * page_size_;
@@ -201,15 +205,19 @@ class PageCacheEngine final : public Engine {
       return fail(errno, "dimmap_msync('%s'): writeback failed: %s", r->file.path().c_str(), std::strerror(errno));
     if (flags & MS_INVALIDATE) {
       madvise(from, len, MADV_DONTNEED);
-      forget(r, first, end);
+      {
+        std::lock_guard<std::mutex> policy(mu_);
+        forget(r, first, end);
+      }
       posix_fadvise(r->file.buffered_fd(), static_cast<off_t>(r->file_offset + first * page_size_),
                     static_cast<off_t>(len), POSIX_FADV_DONTNEED);
     }
     return 0;
   }
 
+  // Needs no policy lock: threads prefetching never wait for the keeper's scans.
   int prefetch(const struct iovec* ranges, size_t n) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::shared_lock<std::shared_mutex> lock(regions_mu_);
     // At most a quarter of the buffer per call: read-ahead must not flush what is in use.
     size_t budget = size_t(par_.npages / 4) * page_size_;
     for (size_t i = 0; i < n && budget > 0; ++i) {
@@ -220,7 +228,7 @@ class PageCacheEngine final : public Engine {
       const size_t len = std::min({ranges[i].iov_len, budget, static_cast<size_t>(region_end - a)});
       madvise(reinterpret_cast<void*>(a), len, MADV_WILLNEED);  // starts the reads, does not wait
       budget -= len;
-      st_.prefetched += len / page_size_;
+      prefetched_.fetch_add(len / page_size_, std::memory_order_relaxed);
     }
     return 0;
   }
@@ -232,12 +240,13 @@ class PageCacheEngine final : public Engine {
     // faults (the kernel maps the page again; the keeper notices). Writebacks are the
     // kernel's and are not counted.
     out->faults = st_.misses;
+    out->prefetched = prefetched_.load(std::memory_order_relaxed);
     out->hot_promotions = policy_.cnt.hot_promotions;
     out->resident_pages = dmp_resident(&policy_) + policy_.leaving;
   }
 
   size_t mapped_regions() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::shared_lock<std::shared_mutex> lock(regions_mu_);
     return by_addr_.size();
   }
 
@@ -250,7 +259,7 @@ class PageCacheEngine final : public Engine {
     return a < reinterpret_cast<uintptr_t>(r->addr) + r->length ? r : nullptr;
   }
 
-  // Takes pages [first, end) of r out of the policy (lock held).
+  // Takes pages [first, end) of r out of the policy (both locks held).
   void forget(Region* r, size_t first, size_t end) {
     const uint64_t lo = uint64_t{r->id} << kRegionShift | first, hi = uint64_t{r->id} << kRegionShift | end;
     for (uint32_t s = 0; s < par_.npages; ++s) {
@@ -268,16 +277,25 @@ class PageCacheEngine final : public Engine {
     uint64_t seen = process_faults();
     while (!stop_) {
       cv_.wait_for(lock, kPollInterval);
-      if (stop_ || by_id_.empty()) continue;
+      if (stop_) break;
       const uint64_t now = process_faults();
       if (now - seen < scan_after_) continue;
       seen = now;
-      scan();
-      apply();
+      lock.unlock();
+      {
+        // Lock order: regions, then policy. The unmaps and drops need only the regions.
+        std::shared_lock<std::shared_mutex> regions(regions_mu_);
+        {
+          std::lock_guard<std::mutex> policy(mu_);
+          scan();
+        }
+        apply();
+      }
+      lock.lock();
     }
   }
 
-  // One round (lock held): finds pages mapped since the last scan, runs the policy, and
+  // One round (both locks held): finds pages mapped since the last scan, runs the policy, and
   // queues the unmaps and drops it decided.
   void scan() {
     for (auto& [id, region] : by_id_) {
@@ -310,7 +328,7 @@ class PageCacheEngine final : public Engine {
     }
   }
 
-  // Appends to fresh_ the pages of r mapped now but not in a FIFO (lock held).
+  // Appends to fresh_ the pages of r mapped now but not in a FIFO (both locks held).
   void collect_mapped(Region* r) {
     const uint64_t base = reinterpret_cast<uintptr_t>(r->addr);
     PmScanArg arg{};
@@ -346,7 +364,7 @@ class PageCacheEngine final : public Engine {
     zaps_.add(r->addr + p * page_size_, page_size_);
   }
 
-  // Moves a batch from the head of the eviction queue out of the buffer (lock held).
+  // Moves a batch from the head of the eviction queue out of the buffer (both locks held).
   bool evict_batch() {
     const uint32_t n = dmp_evict_batch(&policy_, batch_.data(), static_cast<uint32_t>(batch_.size()));
     if (n == 0) return false;
@@ -360,8 +378,8 @@ class PageCacheEngine final : public Engine {
     return true;
   }
 
-  // Unmaps the demoted pages, then drops the leaving ones from the page cache (lock held:
-  // application threads never take it, and a region must not be unmapped meanwhile). A
+  // Unmaps the demoted pages, then drops the leaving ones from the page cache (the regions
+  // lock held, so none is unmapped meanwhile; the lists are the keeper's own). A
   // leaving page of a writable mapping is handed to writeback first and dropped a round
   // later, once clean (the kernel cannot drop a dirty page).
   void apply() {
@@ -432,7 +450,11 @@ class PageCacheEngine final : public Engine {
   std::vector<Run> written_;  // handed to writeback last round: dropped this round
   MadviseBatch zaps_;
 
+  // regions_mu_ guards the region tables (unique for map and unmap); mu_ the policy, the
+  // stats and the regions' page bits. Application threads touching pages take neither.
+  mutable std::shared_mutex regions_mu_;
   mutable std::mutex mu_;
+  std::atomic<uint64_t> prefetched_{0};
   std::condition_variable cv_;
   std::thread keeper_;
   bool stop_ = false;
