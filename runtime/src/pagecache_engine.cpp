@@ -103,6 +103,7 @@ class PageCacheEngine final : public Engine {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
+      served_cv_.notify_all();
     }
     cv_.notify_all();
     if (keeper_.joinable()) keeper_.join();
@@ -177,6 +178,11 @@ class PageCacheEngine final : public Engine {
     if (r->writable && msync(r->addr, r->length, MS_SYNC) != 0)
       return fail(errno, "dimmap_munmap('%s'): writeback failed (%s); the mapping stays intact", r->file.path().c_str(),
                   std::strerror(errno));
+    {
+      std::lock_guard<std::mutex> policy(mu_);
+      scan();  // the mapping's last misses count before it goes
+    }
+    apply();
     munmap(r->addr, r->length);
     {
       std::lock_guard<std::mutex> policy(mu_);
@@ -233,8 +239,12 @@ class PageCacheEngine final : public Engine {
     return 0;
   }
 
+  // Counts what happened until now: the keeper runs a round for the caller first.
   void stats(struct dimmap_stats* out) const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t ticket = ++requested_;
+    cv_.notify_all();
+    served_cv_.wait(lock, [&] { return served_ >= ticket || stop_; });
     *out = st_;
     // Misses as the keeper found them: pages that entered the buffer. Recoveries are not
     // faults (the kernel maps the page again; the keeper notices). Writebacks are the
@@ -279,7 +289,8 @@ class PageCacheEngine final : public Engine {
       cv_.wait_for(lock, kPollInterval);
       if (stop_) break;
       const uint64_t now = process_faults();
-      if (now - seen < scan_after_) continue;
+      const uint64_t ticket = requested_;
+      if (now - seen < scan_after_ && ticket == served_) continue;
       seen = now;
       lock.unlock();
       {
@@ -292,6 +303,8 @@ class PageCacheEngine final : public Engine {
         apply();
       }
       lock.lock();
+      served_ = ticket;
+      served_cv_.notify_all();
     }
   }
 
@@ -455,7 +468,9 @@ class PageCacheEngine final : public Engine {
   mutable std::shared_mutex regions_mu_;
   mutable std::mutex mu_;
   std::atomic<uint64_t> prefetched_{0};
-  std::condition_variable cv_;
+  mutable std::condition_variable cv_;          // wakes the keeper
+  mutable std::condition_variable served_cv_;   // a round asked for by stats() is done
+  mutable uint64_t requested_ = 0, served_ = 0;  // rounds asked for and done (tickets)
   std::thread keeper_;
   bool stop_ = false;
   uint32_t next_region_id_ = 1;
