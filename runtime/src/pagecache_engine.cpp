@@ -40,6 +40,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -85,7 +86,11 @@ struct Region {
   size_t npages = 0;
   uint64_t file_offset = 0;
   bool writable = false;
-  BackingFile file;                // its buffered descriptor drops pages and starts writeback
+  BackingFile file;                // its buffered descriptor is mapped and drops pages
+  // A descriptor of the keeper's own (a file of its own: the kernel reports a writeback error
+  // once per open file), which starts eviction writeback and learns whether it failed.
+  int writeback_fd = -1;
+  std::atomic<int> write_error{0};  // an eviction writeback failed: the next msync says so
   std::vector<uint64_t> in_fifo;   // bit per page: in the primary or hot FIFO (its PTE may exist)
   bool known(size_t p) const { return in_fifo[p >> 6] >> (p & 63) & 1; }
   void set_known(size_t p, bool on) {
@@ -155,6 +160,15 @@ class PageCacheEngine final : public Engine {
     void* a = mmap(hint, length, prot, keep_flags, r->file.buffered_fd(), offset);
     if (a == MAP_FAILED) return fail(errno, "dimmap_mmap('%s'): mmap failed: %s", path, std::strerror(errno));
     r->addr = static_cast<char*>(a);
+    if (r->writable) {
+      const std::string self = "/proc/self/fd/" + std::to_string(r->file.buffered_fd());
+      r->writeback_fd = ::open(self.c_str(), O_RDWR | O_CLOEXEC);
+      if (r->writeback_fd < 0) {
+        const int e = errno;
+        munmap(a, length);
+        return fail(e, "dimmap_mmap('%s'): cannot reopen it for writeback: %s", path, std::strerror(e));
+      }
+    }
     // The buffer decides what stays, and reads only the faulting page (no read-around); like
     // the userfaultfd engine's, the mapping is not inherited by fork().
     madvise(r->addr, r->length, MADV_RANDOM);
@@ -175,9 +189,9 @@ class PageCacheEngine final : public Engine {
     if ((length + page_size_ - 1) / page_size_ != r->npages)
       return fail(EINVAL, "dimmap_munmap(%p): length %zu does not match the mapping (%zu bytes): unmap it whole", addr,
                   length, r->length);
-    if (r->writable && msync(r->addr, r->length, MS_SYNC) != 0)
-      return fail(errno, "dimmap_munmap('%s'): writeback failed (%s); the mapping stays intact", r->file.path().c_str(),
-                  std::strerror(errno));
+    if (int err = write_back(r, 0, r->npages, MS_SYNC))
+      return fail(err, "dimmap_munmap('%s'): writeback failed (%s); the mapping stays intact", r->file.path().c_str(),
+                  std::strerror(err));
     {
       std::lock_guard<std::mutex> policy(mu_);
       scan();  // the mapping's last misses count before it goes
@@ -191,6 +205,7 @@ class PageCacheEngine final : public Engine {
     // The buffer's pages go with the mapping, as the userfaultfd engine's memfd does.
     posix_fadvise(r->file.buffered_fd(), static_cast<off_t>(r->file_offset), static_cast<off_t>(r->length),
                   POSIX_FADV_DONTNEED);
+    if (r->writeback_fd >= 0) close(r->writeback_fd);
     by_addr_.erase(it);
     by_id_.erase(r->id);
     return 0;
@@ -207,8 +222,9 @@ class PageCacheEngine final : public Engine {
     if (first >= end) return 0;
     char* from = r->addr + first * page_size_;
     const size_t len = (end - first) * page_size_;
-    if (r->writable && msync(from, len, (flags & MS_ASYNC) ? MS_ASYNC : MS_SYNC) != 0)
-      return fail(errno, "dimmap_msync('%s'): writeback failed: %s", r->file.path().c_str(), std::strerror(errno));
+    if (int err = write_back(r, first, end, (flags & MS_ASYNC) ? MS_ASYNC : MS_SYNC))
+      return fail(err, "dimmap_msync('%s'): writeback failed: %s; the data stays in the buffer",
+                  r->file.path().c_str(), std::strerror(err));
     if (flags & MS_INVALIDATE) {
       madvise(from, len, MADV_DONTNEED);
       {
@@ -267,6 +283,31 @@ class PageCacheEngine final : public Engine {
     --it;
     Region* r = it->second;
     return a < reinterpret_cast<uintptr_t>(r->addr) + r->length ? r : nullptr;
+  }
+
+  // msync of pages [first, end) of r, and any writeback of r that failed since the last
+  // call (the kernel's own, or one of a page leaving the buffer): 0 or the errno. The kernel
+  // marks a page whose write failed clean and does not say which one it was, so after any
+  // failure every cached page of the mapping is made dirty again: the data stays, and the
+  // next msync writes it again.
+  int write_back(Region* r, size_t first, size_t end, int how) {
+    if (!r->writable) return 0;
+    int err = msync(r->addr + first * page_size_, (end - first) * page_size_, how) == 0 ? 0 : errno;
+    // The keeper's descriptor saw the same failures: they are answered here.
+    if (sync_file_range(r->writeback_fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE) != 0 && !err) err = errno;
+    if (int evicting = r->write_error.exchange(0); evicting && !err) err = evicting;
+    if (err) keep_dirty(r, 0, r->npages);
+    return err;
+  }
+
+  // Marks the cached pages of [first, end) of r dirty without changing them: an atomic add of
+  // zero to a word of each is a write no concurrent store can be lost to.
+  void keep_dirty(Region* r, size_t first, size_t end) {
+    std::vector<unsigned char> cached(end - first);
+    if (mincore(r->addr + first * page_size_, (end - first) * page_size_, cached.data()) != 0) return;
+    for (size_t p = first; p < end; ++p)
+      if (cached[p - first] & 1)
+        __atomic_fetch_add(reinterpret_cast<uint64_t*>(r->addr + p * page_size_), uint64_t{0}, __ATOMIC_RELAXED);
   }
 
   // Takes pages [first, end) of r out of the policy (both locks held).
@@ -430,9 +471,16 @@ class PageCacheEngine final : public Engine {
     auto it = by_id_.find(run.region_id);
     if (it == by_id_.end()) return;  // unmapped meanwhile: its pages went with it
     Region* r = it->second.get();
-    const int fd = r->file.buffered_fd();
+    const int fd = r->writable ? r->writeback_fd : r->file.buffered_fd();
     const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
     const off_t len = static_cast<off_t>(run.pages * page_size_);
+    if (!first_time && r->writable && sync_file_range(fd, off, len, SYNC_FILE_RANGE_WAIT_BEFORE) != 0) {
+      // A writeback of this file failed (this run's, its cluster's, or the kernel's own): the
+      // run stays, every cached page is dirty again, and the next msync reports the error.
+      r->write_error.store(errno == 0 ? EIO : errno);
+      keep_dirty(r, 0, r->npages);
+      return;
+    }
     if (first_time && r->writable) {
       // The dirty neighbours of a leaving page go to storage in the same request: they are
       // clean (and free to leave) when their turn comes, as the kernel's own writeback of

@@ -272,10 +272,10 @@ TEST_F(FaultInjection, PageCacheEngineReadErrorRaisesSigbusInTheFaultingThreadOn
   EXPECT_EQ(v, pattern_word(bad, 1, 0));
 }
 
-// The kernel reports a failed writeback once, to the next msync, and keeps the data in the
-// page cache but clean (Linux's rule for every file mapping): the error surfaces, and writing
-// the pages again after the storage recovers puts them on disk.
-TEST_F(FaultInjection, PageCacheEngineWritebackErrorFailsMsync) {
+// A failed writeback fails msync, and the data stays: the engine makes the pages dirty again
+// (the kernel marks a page whose write failed clean), so the next msync, once the storage
+// writes again, puts every page on disk.
+TEST_F(FaultInjection, PageCacheEngineWritebackErrorFailsMsyncAndKeepsTheData) {
   FaultFs fs(DIMMAP_FAULTFS, /*page_cache=*/true);
   const uint64_t pages = 64, bad = 10;
   create_pattern_file(fs.backing_path("data"), pages, 0);
@@ -295,9 +295,34 @@ TEST_F(FaultInjection, PageCacheEngineWritebackErrorFailsMsync) {
   }
   for (uint64_t p = 0; p < pages; ++p) ASSERT_EQ(m.page(p)[5], pattern_word(p, 5, 1)) << p;
   fs.clear();
-  for (uint64_t p = 0; p < pages; ++p) ASSERT_TRUE(try_fill_page(m.page(p), p, 2));
   EXPECT_EQ(dimmap_msync(m.words, m.bytes(), MS_SYNC), 0) << dimmap_last_error();
-  expect_file_at(fs.backing_path("data"), pages, 2);
+  expect_file_at(fs.backing_path("data"), pages, 1);
+}
+
+// Writes through a buffer an eighth of the file while every write fails: pages leaving the
+// buffer are written back, fail, and stay; msync reports it; once writes work, every page
+// lands and none was lost.
+TEST_F(FaultInjection, PageCacheEngineEvictionWritebackErrorsLoseNoData) {
+  FaultFs fs(DIMMAP_FAULTFS, /*page_cache=*/true);
+  const uint64_t pages = 256;
+  create_pattern_file(fs.backing_path("data"), pages, 0);
+  auto buffer = make_buffer(32, 4, DIMMAP_ENGINE_PAGECACHE);
+  MappedFile m(*buffer, fs.path("data"), pages, true);
+  ASSERT_NE(m.words, nullptr);
+  fs.inject("write EIO file=data");
+  for (int round = 0; round < 3; ++round)
+    for (uint64_t p = 0; p < pages; ++p) {
+      ASSERT_TRUE(try_fill_page(m.page(p), p, 1));
+      if (p % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the keeper's rounds
+    }
+  EXPECT_GT(buffer->stats().evictions, 0u);
+  EXPECT_GE(fs.counters()["failed_writes"], 1u);
+  errno = 0;
+  EXPECT_EQ(dimmap_msync(m.words, m.bytes(), MS_SYNC), -1);
+  EXPECT_EQ(errno, EIO);
+  fs.clear();
+  EXPECT_EQ(dimmap_msync(m.words, m.bytes(), MS_SYNC), 0) << dimmap_last_error();
+  expect_file_at(fs.backing_path("data"), pages, 1);
 }
 
 // ---- write errors ----
