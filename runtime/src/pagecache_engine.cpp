@@ -300,14 +300,24 @@ class PageCacheEngine final : public Engine {
     return err;
   }
 
-  // Marks the cached pages of [first, end) of r dirty without changing them: an atomic add of
-  // zero to a word of each is a write no concurrent store can be lost to.
+  // Marks the cached pages of [first, end) of r dirty without changing them.
   void keep_dirty(Region* r, size_t first, size_t end) {
     std::vector<unsigned char> cached(end - first);
     if (mincore(r->addr + first * page_size_, (end - first) * page_size_, cached.data()) != 0) return;
     for (size_t p = first; p < end; ++p)
-      if (cached[p - first] & 1)
-        __atomic_fetch_add(reinterpret_cast<uint64_t*>(r->addr + p * page_size_), uint64_t{0}, __ATOMIC_RELAXED);
+      if (cached[p - first] & 1) store_same(reinterpret_cast<uint64_t*>(r->addr + p * page_size_));
+  }
+
+  // A write of a word's own value that no concurrent store can be lost to: a locked add of
+  // zero (written out, because compilers turn an atomic add of zero into a plain load).
+  static void store_same(uint64_t* word) {
+#if defined(__x86_64__)
+    asm volatile("lock addq $0, %0" : "+m"(*word) : : "memory");
+#else
+    uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(word, &v, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+#endif
   }
 
   // Takes pages [first, end) of r out of the policy (both locks held).

@@ -14,7 +14,9 @@
  *                        limit (cgroup, else MemAvailable), at most 256M; memory_limit.hpp)
  *   DIMMAP_HOT_FRACTION  share of the buffer for hot pages     (default 0.75)
  *   DIMMAP_EVICT_BATCH   pages per bulk eviction                (default 64)
- *   DIMMAP_ENGINE        uffd (user space) or kmod (dimmap.ko) (default uffd); kmod maps
+ *   DIMMAP_ENGINE        uffd (user space), pagecache (the policy over the kernel's page
+ *                        cache: misses are kernel faults; Linux 6.7+, no PerMA) or kmod
+ *                        (dimmap.ko) (default uffd); kmod maps
  *                        /dev/dimmapN links of a loaded module, whose buffers are sized at
  *                        insmod time (DIMMAP_BUFFER is ignored there)
  *   DIMMAP_KMOD_BUFFER   kmod: which of the module's buffers to use     (default 0)
