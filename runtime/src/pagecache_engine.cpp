@@ -71,7 +71,7 @@ constexpr unsigned long kPagemapScan = _IOWR('f', 16, PmScanArg);
 
 constexpr unsigned kRegionShift = 36;  // policy key = region id << 36 | page index
 constexpr auto kPollInterval = std::chrono::milliseconds(1);
-constexpr uint64_t kWriteCluster = 16;  // pages: a leaving page's writeback takes its dirty neighbours along
+constexpr uint64_t kWriteCluster = 16;  // pages: a leaving page is written with its unmapped neighbours in these
 
 uint64_t process_faults() {
   struct rusage ru;
@@ -91,6 +91,8 @@ struct Region {
   // once per open file), which starts eviction writeback and learns whether it failed.
   int writeback_fd = -1;
   std::atomic<int> write_error{0};  // an eviction writeback failed: the next msync says so
+  uint64_t checked_round = 0;       // the keeper's last look for a failed writeback, and its answer
+  bool failed_this_round = false;
   std::vector<uint64_t> in_fifo;   // bit per page: in the primary or hot FIFO (its PTE may exist)
   bool known(size_t p) const { return in_fifo[p >> 6] >> (p & 63) & 1; }
   void set_known(size_t p, bool on) {
@@ -277,6 +279,12 @@ class PageCacheEngine final : public Engine {
   }
 
  private:
+  // Adjacent pages of one mapping, handled with one call.
+  struct Run {
+    uint32_t region_id;
+    uint64_t first;
+    size_t pages;
+  };
   Region* region_by_addr(uintptr_t a) const {
     auto it = by_addr_.upper_bound(a);
     if (it == by_addr_.begin()) return nullptr;
@@ -435,11 +443,32 @@ class PageCacheEngine final : public Engine {
     st_.eviction_batches++;
     for (uint32_t i = 0; i < n; ++i) {
       const dmp_page& pg = pages_[batch_[i]];
-      leaving_.push_back({static_cast<uint32_t>(pg.key >> kRegionShift), pg.key & ((uint64_t{1} << kRegionShift) - 1)});
+      const uint32_t id = static_cast<uint32_t>(pg.key >> kRegionShift);
+      const uint64_t page = pg.key & ((uint64_t{1} << kRegionShift) - 1);
+      leaving_.push_back({id, page});
+      if (by_id_.at(id)->writable) add_write_extent(id, page);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
       dmp_release(&policy_, batch_[i]);
       st_.evictions++;
     }
     return true;
+  }
+
+  // A leaving page of a writable mapping is written together with its neighbours in its
+  // aligned cluster that are unmapped too (in the eviction queue or leaving), as the kernel's
+  // writeback of a file in page order merges them: they are clean when their turn comes.
+  // Mapped neighbours stay out: cleaning a mapped page costs a TLB shootdown.
+  void add_write_extent(uint32_t id, uint64_t page) {
+    const uint64_t lo = page / kWriteCluster * kWriteCluster, hi = lo + kWriteCluster;
+    auto unmapped = [&](uint64_t q) {
+      const uint32_t s = dmp_lookup(&policy_, uint64_t{id} << kRegionShift | q);
+      return s != DMP_NIL && (pages_[s].state == DMP_EVICT || pages_[s].state == DMP_LEAVING);
+    };
+    uint64_t first = page, last = page;
+    while (first > lo && unmapped(first - 1)) --first;
+    while (last + 1 < hi && unmapped(last + 1)) ++last;
+    for (uint64_t q = first; q <= last; ++q) to_write_.push_back({id, q});
   }
 
   // Unmaps the demoted pages, then drops the leaving ones from the page cache (the regions
@@ -447,17 +476,9 @@ class PageCacheEngine final : public Engine {
   // leaving page of a writable mapping is handed to writeback first and dropped a round
   // later, once clean (the kernel cannot drop a dirty page).
   void apply() {
-    std::sort(leaving_.begin(), leaving_.end());
-    runs_.clear();
-    for (size_t i = 0; i < leaving_.size();) {
-      size_t j = i + 1;  // runs of adjacent pages: one call each
-      while (j < leaving_.size() && leaving_[j].first == leaving_[i].first &&
-             leaving_[j].second == leaving_[j - 1].second + 1)
-        ++j;
-      runs_.push_back({leaving_[i].first, leaving_[i].second, j - i});
-      i = j;
-    }
-    leaving_.clear();
+    ++round_;
+    to_runs(&leaving_, &runs_);
+    to_runs(&to_write_, &write_runs_);
     // Leaving pages lose their PTEs again too: the kernel's fault-around may have mapped them
     // beside a neighbour's fault, and a mapped page cannot be dropped (a failed drop also
     // costs the kernel a drain of every CPU's LRU cache).
@@ -468,14 +489,49 @@ class PageCacheEngine final : public Engine {
     zaps_.flush();
     for (const Run& run : written_) drop(run, false);
     written_.clear();
+    for (const Run& run : write_runs_)
+      if (auto it = by_id_.find(run.region_id); it != by_id_.end()) {
+        const Region* r = it->second.get();
+        sync_file_range(r->writeback_fd, static_cast<off_t>(r->file_offset + run.first * page_size_),
+                        static_cast<off_t>(run.pages * page_size_), SYNC_FILE_RANGE_WRITE);
+      }
     for (const Run& run : runs_) drop(run, true);
   }
 
-  struct Run {
-    uint32_t region_id;
-    uint64_t first;
-    size_t pages;
-  };
+  // Whether a writeback of r's file failed since the last look (once per round and mapping;
+  // the answer is kept for the rest of the round). Then every cached page of r is made dirty
+  // again (the kernel marks a page whose write failed clean and does not say which), nothing
+  // of r leaves this round, and the next msync reports the error.
+  bool writeback_failed(Region* r) {
+    if (r->checked_round == round_) return r->failed_this_round;
+    r->checked_round = round_;
+    // A wait on a range nothing is written in returns at once, with the file's error.
+    const off_t past_end = static_cast<off_t>(r->file_offset + r->length);
+    r->failed_this_round =
+        sync_file_range(r->writeback_fd, past_end, static_cast<off_t>(page_size_), SYNC_FILE_RANGE_WAIT_BEFORE) != 0;
+    if (r->failed_this_round) {
+      r->write_error.store(errno == 0 ? EIO : errno);
+      keep_dirty(r, 0, r->npages);
+    }
+    return r->failed_this_round;
+  }
+
+  // Sorts (region id, page) pairs into runs of adjacent pages (one call each) and clears them.
+  static void to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs) {
+    std::sort(pages->begin(), pages->end());
+    pages->erase(std::unique(pages->begin(), pages->end()), pages->end());
+    runs->clear();
+    for (size_t i = 0; i < pages->size();) {
+      size_t j = i + 1;
+      while (j < pages->size() && (*pages)[j].first == (*pages)[i].first &&
+             (*pages)[j].second == (*pages)[j - 1].second + 1)
+        ++j;
+      runs->push_back({(*pages)[i].first, (*pages)[i].second, j - i});
+      i = j;
+    }
+    pages->clear();
+  }
+
 
   void drop(const Run& run, bool first_time) {
     auto it = by_id_.find(run.region_id);
@@ -484,21 +540,8 @@ class PageCacheEngine final : public Engine {
     const int fd = r->writable ? r->writeback_fd : r->file.buffered_fd();
     const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
     const off_t len = static_cast<off_t>(run.pages * page_size_);
-    if (!first_time && r->writable && sync_file_range(fd, off, len, SYNC_FILE_RANGE_WAIT_BEFORE) != 0) {
-      // A writeback of this file failed (this run's, its cluster's, or the kernel's own): the
-      // run stays, every cached page is dirty again, and the next msync reports the error.
-      r->write_error.store(errno == 0 ? EIO : errno);
-      keep_dirty(r, 0, r->npages);
-      return;
-    }
-    if (first_time && r->writable) {
-      // The dirty neighbours of a leaving page go to storage in the same request: they are
-      // clean (and free to leave) when their turn comes, as the kernel's own writeback of
-      // a file in page order does.
-      const uint64_t lo = run.first / kWriteCluster * kWriteCluster;
-      const uint64_t hi = std::min<uint64_t>(r->npages, (run.first + run.pages + kWriteCluster - 1) / kWriteCluster * kWriteCluster);
-      sync_file_range(fd, static_cast<off_t>(r->file_offset + lo * page_size_), static_cast<off_t>((hi - lo) * page_size_),
-                      SYNC_FILE_RANGE_WRITE);
+    if (!first_time && r->writable && writeback_failed(r)) return;
+    if (first_time && r->writable) {  // being written (apply): dropped next round, once clean
       written_.push_back(run);
       return;
     }
@@ -516,7 +559,10 @@ class PageCacheEngine final : public Engine {
   int pagemap_fd_ = -1;
   PageRegion vec_[4096];
   std::vector<size_t> fresh_;
-  std::vector<std::pair<uint32_t, uint64_t>> leaving_;  // (region id, page) to drop this round
+  std::vector<std::pair<uint32_t, uint64_t>> leaving_;   // (region id, page) to drop this round
+  std::vector<std::pair<uint32_t, uint64_t>> to_write_;  // (region id, page) to write this round
+  std::vector<Run> write_runs_;  // to_write_ as runs
+  uint64_t round_ = 0;           // the keeper's rounds (apply calls)
   std::vector<Run> runs_;     // this round's leaving pages, as runs of adjacent pages
   std::vector<Run> written_;  // handed to writeback last round: dropped this round
   MadviseBatch zaps_;
