@@ -1,0 +1,232 @@
+// pagecache_engine.hpp - the DI-MMAP policy over the kernel's own page cache
+// (DIMMAP_ENGINE=pagecache).
+//
+// The file is mapped with plain mmap, so a miss is the kernel's own page-cache fault: one
+// fault, the read straight into the page cache, a clean PTE, no user-space round trip and no
+// copy. The engine keeps the mapped file's resident pages within the buffer and decides which
+// ones stay with the DI-MMAP policy (runtime/policy), from a keeper thread:
+//   discovery  the keeper learns of misses by scanning the mappings' page tables
+//              (PAGEMAP_SCAN, PAGE_IS_PRESENT) once enough faults have happened since the last
+//              scan (the process's fault counter, polled every millisecond). Pages mapped since
+//              the last scan enter the primary FIFO in address order: the policy sees the order
+//              of misses to within one scan.
+//   demotion   a page pushed into the eviction queue loses its PTEs in bulk (one
+//              process_madvise(MADV_DONTNEED), one TLB flush per batch) and stays in the page
+//              cache, so a touch maps it again inside the kernel with no I/O.
+//   recovery   a demoted page found mapped again by a scan was touched: the policy recovers it
+//              (fault count bumped, back to the primary or hot FIFO).
+//   leaving    pages at the head of the eviction queue that were not touched leave the page
+//              cache: dirty ones are handed to writeback first (sync_file_range), then
+//              posix_fadvise(POSIX_FADV_DONTNEED) drops them; a page still being written is
+//              dropped by a later round.
+// Between two scans the mapped pages may exceed the buffer by the faults of one scan interval
+// (at most 1/64 of the buffer). Writes, msync durability and I/O errors (SIGBUS on a failed
+// read, EIO from msync) are the kernel's; after a failed writeback the engine makes the cached
+// pages dirty again, so the data stays for the next msync. The PerMA latency model needs the
+// userfaultfd engine, which sees every miss.
+//
+// Files: pagecache_engine.cpp (setup and the application's calls), pagecache_keeper.cpp (the
+// keeper thread: scans, the policy's decisions, unmapping, writeback and dropping).
+#pragma once
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "backing_file.hpp"
+#include "engine.hpp"
+#include "uffd_sys.hpp"
+
+extern "C" {
+#include "dimmap_policy.h"
+}
+
+namespace dimmap::detail::pagecache {
+
+// PAGEMAP_SCAN (Linux 6.7+; Debian's 6.1 headers lack it). Documentation/admin-guide/mm/pagemap.rst.
+constexpr uint64_t kPageIsPresent = 1u << 3;
+struct PageRegion {
+  uint64_t start, end, categories;
+};
+struct PmScanArg {
+  uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+  uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+constexpr unsigned long kPagemapScan = _IOWR('f', 16, PmScanArg);
+
+constexpr unsigned kRegionShift = 36;  // policy key = region id << 36 | page index
+constexpr auto kPollInterval = std::chrono::milliseconds(1);
+constexpr uint64_t kWriteCluster = 16;  // pages: a leaving page is written with its unmapped neighbours in these
+
+struct Region {
+  uint32_t id = 0;
+  char* addr = nullptr;
+  size_t length = 0;
+  size_t npages = 0;
+  uint64_t file_offset = 0;
+  bool writable = false;
+  BackingFile file;                // its buffered descriptor is mapped and drops pages
+  // A descriptor of the keeper's own (a file of its own: the kernel reports a writeback error
+  // once per open file), which starts eviction writeback and learns whether it failed.
+  int writeback_fd = -1;
+  std::atomic<int> write_error{0};  // an eviction writeback failed: the next msync says so
+  uint64_t checked_round = 0;       // the keeper's last look for a failed writeback, and its answer
+  bool failed_this_round = false;
+  std::vector<uint64_t> in_fifo;   // bit per page: in the primary or hot FIFO (its PTE may exist)
+  bool known(size_t p) const { return in_fifo[p >> 6] >> (p & 63) & 1; }
+  void set_known(size_t p, bool on) {
+    if (on)
+      in_fifo[p >> 6] |= uint64_t{1} << (p & 63);
+    else
+      in_fifo[p >> 6] &= ~(uint64_t{1} << (p & 63));
+  }
+};
+
+class PageCacheEngine final : public Engine {
+ public:
+  explicit PageCacheEngine(const dimmap_config& cfg) : cfg_(cfg), zaps_(MADV_DONTNEED) {}
+  ~PageCacheEngine() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      served_cv_.notify_all();
+    }
+    cv_.notify_all();
+    if (keeper_.joinable()) keeper_.join();
+    if (pagemap_fd_ >= 0) close(pagemap_fd_);
+  }
+
+  int start();
+
+  int map(void* hint, size_t length, int prot, int flags, int fd, off_t offset, void** out) override;
+
+  int unmap(void* addr, size_t length) override;
+
+  int sync(void* addr, size_t length, int flags) override;
+
+  // Needs no policy lock: threads prefetching never wait for the keeper's scans.
+  int prefetch(const struct iovec* ranges, size_t n) override;
+
+  // Counts what happened until now: the keeper runs a round for the caller first.
+  void stats(struct dimmap_stats* out) const override;
+
+  size_t mapped_regions() const override {
+    std::shared_lock<std::shared_mutex> lock(regions_mu_);
+    return by_addr_.size();
+  }
+
+ private:
+  // Adjacent pages of one mapping, handled with one call.
+  struct Run {
+    uint32_t region_id;
+    uint64_t first;
+    size_t pages;
+  };
+  Region* region_by_addr(uintptr_t a) const;
+
+  // msync of pages [first, end) of r, and any writeback of r that failed since the last
+  // call (the kernel's own, or one of a page leaving the buffer): 0 or the errno. The kernel
+  // marks a page whose write failed clean and does not say which one it was, so after any
+  // failure every cached page of the mapping is made dirty again: the data stays, and the
+  // next msync writes it again.
+  int write_back(Region* r, size_t first, size_t end, int how);
+
+  // Marks the cached pages of [first, end) of r dirty without changing them.
+  void keep_dirty(Region* r, size_t first, size_t end);
+
+  // A write of a word's own value that no concurrent store can be lost to: a locked add of
+  // zero (written out, because compilers turn an atomic add of zero into a plain load).
+  static void store_same(uint64_t* word);
+
+  // Takes pages [first, end) of r out of the policy (both locks held).
+  void forget(Region* r, size_t first, size_t end);
+
+  // The keeper thread: scans when enough faults happened since the last scan.
+  void keep();
+
+  // One round (both locks held): finds pages mapped since the last scan, runs the policy, and
+  // queues the unmaps and drops it decided.
+  void scan();
+
+  // Appends to fresh_ the pages of r mapped now but not in a FIFO (both locks held).
+  void collect_mapped(Region* r);
+
+  // A page pushed into the eviction queue: its PTE goes in the next bulk unmap.
+  void demoted(uint32_t s);
+
+  // Moves a batch from the head of the eviction queue out of the buffer (both locks held).
+  bool evict_batch();
+
+  // A leaving page of a writable mapping is written together with its neighbours in its
+  // aligned cluster that are unmapped too (in the eviction queue or leaving), as the kernel's
+  // writeback of a file in page order merges them: they are clean when their turn comes.
+  // Mapped neighbours stay out: cleaning a mapped page costs a TLB shootdown.
+  void add_write_extent(uint32_t id, uint64_t page);
+
+  // Unmaps the demoted pages, then drops the leaving ones from the page cache (the regions
+  // lock held, so none is unmapped meanwhile; the lists are the keeper's own). A
+  // leaving page of a writable mapping is handed to writeback first and dropped a round
+  // later, once clean (the kernel cannot drop a dirty page).
+  void apply();
+
+  // Whether a writeback of r's file failed since the last look (once per round and mapping;
+  // the answer is kept for the rest of the round). Then every cached page of r is made dirty
+  // again (the kernel marks a page whose write failed clean and does not say which), nothing
+  // of r leaves this round, and the next msync reports the error.
+  bool writeback_failed(Region* r);
+
+  // Sorts (region id, page) pairs into runs of adjacent pages (one call each) and clears them.
+  static void to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs);
+
+  // Drops a leaving run from the page cache. The first time, a run of a writable mapping
+  // (whose writeback apply started) is only noted: it leaves next round, once written.
+  void drop(const Run& run, bool first_time);
+
+  const dimmap_config cfg_;
+  size_t page_size_ = 4096;
+  dmp_params par_{};
+  dmp_policy policy_{};
+  std::vector<dmp_page> pages_;
+  std::vector<dmp_bucket> buckets_;
+  std::vector<uint32_t> batch_;
+  uint64_t scan_after_ = 64;
+  int pagemap_fd_ = -1;
+  PageRegion vec_[4096];
+  std::vector<size_t> fresh_;
+  std::vector<std::pair<uint32_t, uint64_t>> leaving_;   // (region id, page) to drop this round
+  std::vector<std::pair<uint32_t, uint64_t>> to_write_;  // (region id, page) to write this round
+  std::vector<Run> write_runs_;  // to_write_ as runs
+  uint64_t round_ = 0;           // the keeper's rounds (apply calls)
+  std::vector<Run> runs_;     // this round's leaving pages, as runs of adjacent pages
+  std::vector<Run> written_;  // handed to writeback last round: dropped this round
+  MadviseBatch zaps_;
+
+  // regions_mu_ guards the region tables (unique for map and unmap); mu_ the policy, the
+  // stats and the regions' page bits. Application threads touching pages take neither.
+  mutable std::shared_mutex regions_mu_;
+  mutable std::mutex mu_;
+  std::atomic<uint64_t> prefetched_{0};
+  mutable std::condition_variable cv_;          // wakes the keeper
+  mutable std::condition_variable served_cv_;   // a round asked for by stats() is done
+  mutable uint64_t requested_ = 0, served_ = 0;  // rounds asked for and done (tickets)
+  std::thread keeper_;
+  bool stop_ = false;
+  uint32_t next_region_id_ = 1;
+  std::map<uintptr_t, Region*> by_addr_;
+  std::map<uint32_t, std::unique_ptr<Region>> by_id_;
+  struct dimmap_stats st_{};
+};
+
+}  // namespace dimmap::detail::pagecache

@@ -1,0 +1,235 @@
+// pagecache_keeper.cpp - the pagecache engine's keeper thread: it finds the pages mapped since
+// its last round, runs the DI-MMAP policy on them, unmaps demoted pages in bulk, and writes
+// back and drops the pages leaving the buffer. How it works: pagecache_engine.hpp.
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "log.hpp"
+#include "pagecache_engine.hpp"
+
+namespace dimmap::detail::pagecache {
+
+namespace {
+
+uint64_t process_faults() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_minflt) + static_cast<uint64_t>(ru.ru_majflt);
+}
+
+}  // namespace
+
+// The keeper thread: scans when enough faults happened since the last scan.
+void PageCacheEngine::keep() {
+  pthread_setname_np(pthread_self(), "dimmap-keeper");
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t seen = process_faults();
+  while (!stop_) {
+    cv_.wait_for(lock, kPollInterval);
+    if (stop_) break;
+    const uint64_t now = process_faults();
+    const uint64_t ticket = requested_;
+    if (now - seen < scan_after_ && ticket == served_) continue;
+    seen = now;
+    lock.unlock();
+    {
+      // Lock order: regions, then policy. The unmaps and drops need only the regions.
+      std::shared_lock<std::shared_mutex> regions(regions_mu_);
+      {
+        std::lock_guard<std::mutex> policy(mu_);
+        scan();
+      }
+      apply();
+    }
+    lock.lock();
+    served_ = ticket;
+    served_cv_.notify_all();
+  }
+}
+
+// One round (both locks held): finds pages mapped since the last scan, runs the policy, and
+// queues the unmaps and drops it decided.
+void PageCacheEngine::scan() {
+  for (auto& [id, region] : by_id_) {
+    Region* r = region.get();
+    fresh_.clear();
+    collect_mapped(r);
+    // Recoveries first: a demoted page touched again must not be chosen to leave.
+    for (size_t p : fresh_) {
+      const uint32_t s = dmp_lookup(&policy_, uint64_t{r->id} << kRegionShift | p);
+      if (s == DMP_NIL) continue;
+      if (pages_[s].state == DMP_EVICT) {
+        st_.recoveries++;
+        demoted(dmp_recover(&policy_, s));
+      }
+      r->set_known(p, true);
+    }
+    for (size_t p : fresh_) {
+      if (r->known(p)) continue;
+      const uint64_t key = uint64_t{r->id} << kRegionShift | p;
+      uint32_t s = dmp_alloc(&policy_, key);
+      while (s == DMP_NIL && evict_batch()) s = dmp_alloc(&policy_, key);
+      if (s == DMP_NIL) break;  // everything left is busy: the next round takes the rest
+      st_.misses++;
+      st_.bytes_read += page_size_;
+      r->set_known(p, true);
+      demoted(dmp_loaded(&policy_, s));
+    }
+  }
+  while (dmp_wants_eviction(&policy_) && evict_batch()) {
+  }
+}
+
+// Appends to fresh_ the pages of r mapped now but not in a FIFO (both locks held).
+void PageCacheEngine::collect_mapped(Region* r) {
+  const uint64_t base = reinterpret_cast<uintptr_t>(r->addr);
+  PmScanArg arg{};
+  arg.size = sizeof arg;
+  arg.start = base;
+  arg.end = base + r->length;
+  arg.vec = reinterpret_cast<uintptr_t>(vec_);
+  arg.vec_len = sizeof vec_ / sizeof vec_[0];
+  arg.category_mask = kPageIsPresent;
+  arg.return_mask = kPageIsPresent;
+  while (arg.start < arg.end) {
+    const int n = ioctl(pagemap_fd_, kPagemapScan, &arg);
+    if (n < 0) {
+      log(LogLevel::warn, "PAGEMAP_SCAN failed: %s", std::strerror(errno));
+      return;
+    }
+    for (int i = 0; i < n; ++i)
+      for (uint64_t a = vec_[i].start; a < vec_[i].end; a += page_size_) {
+        const size_t p = (a - base) / page_size_;
+        if (!r->known(p)) fresh_.push_back(p);
+      }
+    if (arg.walk_end <= arg.start) break;
+    arg.start = arg.walk_end;
+  }
+}
+
+// A page pushed into the eviction queue: its PTE goes in the next bulk unmap.
+void PageCacheEngine::demoted(uint32_t s) {
+  if (s == DMP_NIL) return;
+  Region* r = by_id_.at(static_cast<uint32_t>(pages_[s].key >> kRegionShift)).get();
+  const size_t p = pages_[s].key & ((uint64_t{1} << kRegionShift) - 1);
+  r->set_known(p, false);
+  zaps_.add(r->addr + p * page_size_, page_size_);
+}
+
+// Moves a batch from the head of the eviction queue out of the buffer (both locks held).
+bool PageCacheEngine::evict_batch() {
+  const uint32_t n = dmp_evict_batch(&policy_, batch_.data(), static_cast<uint32_t>(batch_.size()));
+  if (n == 0) return false;
+  st_.eviction_batches++;
+  for (uint32_t i = 0; i < n; ++i) {
+    const dmp_page& pg = pages_[batch_[i]];
+    const uint32_t id = static_cast<uint32_t>(pg.key >> kRegionShift);
+    const uint64_t page = pg.key & ((uint64_t{1} << kRegionShift) - 1);
+    leaving_.push_back({id, page});
+    if (by_id_.at(id)->writable) add_write_extent(id, page);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    dmp_release(&policy_, batch_[i]);
+    st_.evictions++;
+  }
+  return true;
+}
+
+// A leaving page of a writable mapping is written together with its neighbours in its
+// aligned cluster that are unmapped too (in the eviction queue or leaving), as the kernel's
+// writeback of a file in page order merges them: they are clean when their turn comes.
+// Mapped neighbours stay out: cleaning a mapped page costs a TLB shootdown.
+void PageCacheEngine::add_write_extent(uint32_t id, uint64_t page) {
+  const uint64_t lo = page / kWriteCluster * kWriteCluster, hi = lo + kWriteCluster;
+  auto unmapped = [&](uint64_t q) {
+    const uint32_t s = dmp_lookup(&policy_, uint64_t{id} << kRegionShift | q);
+    return s != DMP_NIL && (pages_[s].state == DMP_EVICT || pages_[s].state == DMP_LEAVING);
+  };
+  uint64_t first = page, last = page;
+  while (first > lo && unmapped(first - 1)) --first;
+  while (last + 1 < hi && unmapped(last + 1)) ++last;
+  for (uint64_t q = first; q <= last; ++q) to_write_.push_back({id, q});
+}
+
+// Unmaps the demoted pages, then drops the leaving ones from the page cache (the regions
+// lock held, so none is unmapped meanwhile; the lists are the keeper's own). A
+// leaving page of a writable mapping is handed to writeback first and dropped a round
+// later, once clean (the kernel cannot drop a dirty page).
+void PageCacheEngine::apply() {
+  ++round_;
+  to_runs(&leaving_, &runs_);
+  to_runs(&to_write_, &write_runs_);
+  // Leaving pages lose their PTEs again too: the kernel's fault-around may have mapped them
+  // beside a neighbour's fault, and a mapped page cannot be dropped (a failed drop also
+  // costs the kernel a drain of every CPU's LRU cache).
+  for (const std::vector<Run>* list : {&written_, &runs_})
+    for (const Run& run : *list)
+      if (auto it = by_id_.find(run.region_id); it != by_id_.end())
+        zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
+  zaps_.flush();
+  for (const Run& run : written_) drop(run, false);
+  written_.clear();
+  for (const Run& run : write_runs_)
+    if (auto it = by_id_.find(run.region_id); it != by_id_.end()) {
+      const Region* r = it->second.get();
+      sync_file_range(r->writeback_fd, static_cast<off_t>(r->file_offset + run.first * page_size_),
+                      static_cast<off_t>(run.pages * page_size_), SYNC_FILE_RANGE_WRITE);
+    }
+  for (const Run& run : runs_) drop(run, true);
+}
+
+// Whether a writeback of r's file failed since the last look (once per round and mapping;
+// the answer is kept for the rest of the round). Then every cached page of r is made dirty
+// again (the kernel marks a page whose write failed clean and does not say which), nothing
+// of r leaves this round, and the next msync reports the error.
+bool PageCacheEngine::writeback_failed(Region* r) {
+  if (r->checked_round == round_) return r->failed_this_round;
+  r->checked_round = round_;
+  // A wait on a range nothing is written in returns at once, with the file's error.
+  const off_t past_end = static_cast<off_t>(r->file_offset + r->length);
+  r->failed_this_round =
+      sync_file_range(r->writeback_fd, past_end, static_cast<off_t>(page_size_), SYNC_FILE_RANGE_WAIT_BEFORE) != 0;
+  if (r->failed_this_round) {
+    r->write_error.store(errno == 0 ? EIO : errno);
+    keep_dirty(r, 0, r->npages);
+  }
+  return r->failed_this_round;
+}
+
+// Sorts (region id, page) pairs into runs of adjacent pages (one call each) and clears them.
+void PageCacheEngine::to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs) {
+  std::sort(pages->begin(), pages->end());
+  pages->erase(std::unique(pages->begin(), pages->end()), pages->end());
+  runs->clear();
+  for (size_t i = 0; i < pages->size();) {
+    size_t j = i + 1;
+    while (j < pages->size() && (*pages)[j].first == (*pages)[i].first &&
+           (*pages)[j].second == (*pages)[j - 1].second + 1)
+      ++j;
+    runs->push_back({(*pages)[i].first, (*pages)[i].second, j - i});
+    i = j;
+  }
+  pages->clear();
+}
+
+void PageCacheEngine::drop(const Run& run, bool first_time) {
+  auto it = by_id_.find(run.region_id);
+  if (it == by_id_.end()) return;  // unmapped meanwhile: its pages went with it
+  Region* r = it->second.get();
+  const int fd = r->writable ? r->writeback_fd : r->file.buffered_fd();
+  const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
+  const off_t len = static_cast<off_t>(run.pages * page_size_);
+  if (!first_time && r->writable && writeback_failed(r)) return;
+  if (first_time && r->writable) {  // being written (apply): dropped next round, once clean
+    written_.push_back(run);
+    return;
+  }
+  posix_fadvise(fd, off, len, POSIX_FADV_DONTNEED);
+}
+
+}  // namespace dimmap::detail::pagecache
