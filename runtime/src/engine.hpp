@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <memory>
 
+struct dmp_params;
+
 namespace dimmap::detail {
 
 class Engine {
@@ -27,6 +29,12 @@ class Engine {
   virtual void stats(struct dimmap_stats* out) const = 0;
   virtual size_t mapped_regions() const = 0;
 };
+
+// The policy's sizes for a buffer of cfg with pages of page_size: the same split of the
+// buffer in every engine. 0, or -EINVAL with fail() set when the buffer is too small.
+int policy_params_for(const dimmap_config& cfg, size_t page_size, struct dmp_params* par);
+// dimmap_munmap's rule, the whole mapping at once: 0, or -EINVAL with fail() set.
+int check_whole_mapping(void* addr, size_t length, size_t page_size, size_t mapping_pages, size_t mapping_bytes);
 
 std::unique_ptr<Engine> make_uffd_engine(const dimmap_config& config, int* err);
 std::unique_ptr<Engine> make_kmod_engine(const dimmap_config& config, int* err);

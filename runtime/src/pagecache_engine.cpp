@@ -20,13 +20,7 @@ namespace pagecache {
 
 int PageCacheEngine::start() {
   page_size_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const uint64_t npages = cfg_.buffer_bytes / page_size_;
-  const unsigned hot = static_cast<unsigned>(cfg_.hot_fraction * 1000.0 + 0.5);
-  const unsigned evict = std::max(1u, static_cast<unsigned>(cfg_.evict_fraction * 1000.0 + 0.5));
-  if (dmp_params_init(&par_, static_cast<uint32_t>(npages), std::min(hot, 999u), std::min(evict, 499u),
-                      cfg_.evict_batch) != 0)
-    return fail(EINVAL, "buffer of %llu pages is too small (minimum %u)", static_cast<unsigned long long>(npages),
-                DMP_MIN_PAGES);
+  if (int rc = policy_params_for(cfg_, page_size_, &par_); rc < 0) return rc;
   pages_.resize(par_.npages);
   buckets_.resize(par_.nbuckets);
   dmp_init(&policy_, &par_, pages_.data(), buckets_.data());
@@ -89,9 +83,7 @@ int PageCacheEngine::unmap(void* addr, size_t length) {
   auto it = by_addr_.find(reinterpret_cast<uintptr_t>(addr));
   if (it == by_addr_.end()) return fail(EINVAL, "dimmap_munmap(%p): not the start of a dimmap mapping", addr);
   Region* r = it->second;
-  if ((length + page_size_ - 1) / page_size_ != r->npages)
-    return fail(EINVAL, "dimmap_munmap(%p): length %zu does not match the mapping (%zu bytes): unmap it whole", addr,
-                length, r->length);
+  if (int rc = check_whole_mapping(addr, length, page_size_, r->npages, r->length); rc < 0) return rc;
   if (int err = write_back(r, 0, r->npages, MS_SYNC))
     return fail(err, "dimmap_munmap('%s'): writeback failed (%s); the mapping stays intact", r->file.path().c_str(),
                 std::strerror(err));

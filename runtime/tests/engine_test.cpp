@@ -20,29 +20,7 @@
 namespace dimmap::test {
 namespace {
 
-struct Instance {
-  explicit Instance(uint64_t buffer_bytes, double hot = 0.75, unsigned batch = 16, unsigned readahead = 64) {
-    dimmap_config cfg;
-    EXPECT_EQ(dimmap_config_init(&cfg), 0);
-    cfg.buffer_bytes = buffer_bytes;
-    cfg.hot_fraction = hot;
-    cfg.evict_batch = batch;
-    cfg.readahead_pages = readahead;
-    EXPECT_EQ(dimmap_instance_create(&cfg, &inst), 0) << dimmap_last_error();
-  }
-  ~Instance() { EXPECT_EQ(dimmap_instance_destroy(inst), 0) << dimmap_last_error(); }
-  dimmap_stats_t stats() const {
-    dimmap_stats_t s{};
-    EXPECT_EQ(dimmap_instance_stats(inst, &s), 0);
-    return s;
-  }
-  uint64_t* map(const TempFile& f, size_t pages, int prot = PROT_READ | PROT_WRITE) const {
-    void* p = dimmap_instance_mmap(inst, nullptr, pages * kPage, prot, MAP_SHARED, f.fd(), 0);
-    EXPECT_NE(p, MAP_FAILED) << dimmap_last_error();
-    return static_cast<uint64_t*>(p);
-  }
-  dimmap_instance* inst = nullptr;
-};
+using Instance = TestInstance;
 
 // Recoveries are not faults: a demoted page is mapped again by the kernel, and the engine
 // counts the recovery when the page reaches the head of the eviction queue.

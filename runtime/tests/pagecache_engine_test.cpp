@@ -19,29 +19,9 @@
 namespace dimmap::test {
 namespace {
 
-struct PageCacheInstance {
-  explicit PageCacheInstance(uint64_t buffer_bytes, double hot = 0.75, unsigned batch = 16) {
-    dimmap_config cfg;
-    EXPECT_EQ(dimmap_config_init(&cfg), 0);
-    cfg.engine = DIMMAP_ENGINE_PAGECACHE;
-    cfg.perma[0] = '\0';
-    cfg.buffer_bytes = buffer_bytes;
-    cfg.hot_fraction = hot;
-    cfg.evict_batch = batch;
-    EXPECT_EQ(dimmap_instance_create(&cfg, &inst), 0) << dimmap_last_error();
-  }
-  ~PageCacheInstance() { EXPECT_EQ(dimmap_instance_destroy(inst), 0) << dimmap_last_error(); }
-  dimmap_stats_t stats() const {
-    dimmap_stats_t s{};
-    EXPECT_EQ(dimmap_instance_stats(inst, &s), 0);
-    return s;
-  }
-  uint64_t* map(const TempFile& f, size_t pages, int prot = PROT_READ | PROT_WRITE) const {
-    void* p = dimmap_instance_mmap(inst, nullptr, pages * kPage, prot, MAP_SHARED, f.fd(), 0);
-    EXPECT_NE(p, MAP_FAILED) << dimmap_last_error();
-    return static_cast<uint64_t*>(p);
-  }
-  dimmap_instance* inst = nullptr;
+struct PageCacheInstance : TestInstance {
+  explicit PageCacheInstance(uint64_t buffer_bytes, double hot = 0.75, unsigned batch = 16)
+      : TestInstance(buffer_bytes, hot, batch, 0, DIMMAP_ENGINE_PAGECACHE) {}
 };
 
 // The file's pages start outside the page cache, as a file nobody read lately.

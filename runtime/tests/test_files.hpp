@@ -1,8 +1,10 @@
 // test_files.hpp - scratch files on real disk for runtime tests, with a verifiable pattern.
 #pragma once
 
+#include <dimmap/dimmap.h>
 #include <dimmap/testing/temp_dir.hpp>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -63,6 +65,37 @@ class TempFile {
  private:
   std::string path_;
   int fd_ = -1;
+};
+
+// A buffer of the test's own (dimmap_instance_create) on the given engine, with a
+// mapping helper and its stats.
+struct TestInstance {
+  explicit TestInstance(uint64_t buffer_bytes, double hot = 0.75, unsigned batch = 16, unsigned readahead = 64,
+                        dimmap_engine engine = DIMMAP_ENGINE_UFFD) {
+    dimmap_config cfg;
+    EXPECT_EQ(dimmap_config_init(&cfg), 0);
+    cfg.buffer_bytes = buffer_bytes;
+    cfg.hot_fraction = hot;
+    cfg.evict_batch = batch;
+    cfg.readahead_pages = readahead;
+    cfg.engine = engine;
+    if (engine == DIMMAP_ENGINE_PAGECACHE) cfg.perma[0] = '\0';  // needs the userfaultfd engine
+    EXPECT_EQ(dimmap_instance_create(&cfg, &inst), 0) << dimmap_last_error();
+  }
+  ~TestInstance() { EXPECT_EQ(dimmap_instance_destroy(inst), 0) << dimmap_last_error(); }
+  TestInstance(const TestInstance&) = delete;
+  TestInstance& operator=(const TestInstance&) = delete;
+  dimmap_stats_t stats() const {
+    dimmap_stats_t s{};
+    EXPECT_EQ(dimmap_instance_stats(inst, &s), 0);
+    return s;
+  }
+  uint64_t* map(const TempFile& f, size_t pages, int prot = PROT_READ | PROT_WRITE) const {
+    void* p = dimmap_instance_mmap(inst, nullptr, pages * kPage, prot, MAP_SHARED, f.fd(), 0);
+    EXPECT_NE(p, MAP_FAILED) << dimmap_last_error();
+    return static_cast<uint64_t*>(p);
+  }
+  dimmap_instance* inst = nullptr;
 };
 
 }  // namespace dimmap::test
