@@ -132,7 +132,6 @@ int PageCacheEngine::sync(void* addr, size_t length, int flags) {
   return 0;
 }
 
-// Needs no policy lock: threads prefetching never wait for the keeper's scans.
 int PageCacheEngine::prefetch(const struct iovec* ranges, size_t n) {
   std::shared_lock<std::shared_mutex> lock(regions_mu_);
   // At most a quarter of the buffer per call: read-ahead must not flush what is in use.
@@ -150,7 +149,6 @@ int PageCacheEngine::prefetch(const struct iovec* ranges, size_t n) {
   return 0;
 }
 
-// Counts what happened until now: the keeper runs a round for the caller first.
 void PageCacheEngine::stats(struct dimmap_stats* out) const {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t ticket = ++requested_;
@@ -174,11 +172,6 @@ Region* PageCacheEngine::region_by_addr(uintptr_t a) const {
   return a < reinterpret_cast<uintptr_t>(r->addr) + r->length ? r : nullptr;
 }
 
-// msync of pages [first, end) of r, and any writeback of r that failed since the last
-// call (the kernel's own, or one of a page leaving the buffer): 0 or the errno. The kernel
-// marks a page whose write failed clean and does not say which one it was, so after any
-// failure every cached page of the mapping is made dirty again: the data stays, and the
-// next msync writes it again.
 int PageCacheEngine::write_back(Region* r, size_t first, size_t end, int how) {
   if (!r->writable) return 0;
   int err = msync(r->addr + first * page_size_, (end - first) * page_size_, how) == 0 ? 0 : errno;
@@ -189,7 +182,6 @@ int PageCacheEngine::write_back(Region* r, size_t first, size_t end, int how) {
   return err;
 }
 
-// Marks the cached pages of [first, end) of r dirty without changing them.
 void PageCacheEngine::keep_dirty(Region* r, size_t first, size_t end) {
   std::vector<unsigned char> cached(end - first);
   if (mincore(r->addr + first * page_size_, (end - first) * page_size_, cached.data()) != 0) return;
@@ -197,8 +189,6 @@ void PageCacheEngine::keep_dirty(Region* r, size_t first, size_t end) {
     if (cached[p - first] & 1) store_same(reinterpret_cast<uint64_t*>(r->addr + p * page_size_));
 }
 
-// A write of a word's own value that no concurrent store can be lost to: a locked add of
-// zero (written out, because compilers turn an atomic add of zero into a plain load).
 void PageCacheEngine::store_same(uint64_t* word) {
 #if defined(__x86_64__)
   asm volatile("lock addq $0, %0" : "+m"(*word) : : "memory");
@@ -209,7 +199,6 @@ void PageCacheEngine::store_same(uint64_t* word) {
 #endif
 }
 
-// Takes pages [first, end) of r out of the policy (both locks held).
 void PageCacheEngine::forget(Region* r, size_t first, size_t end) {
   const uint64_t lo = uint64_t{r->id} << kRegionShift | first, hi = uint64_t{r->id} << kRegionShift | end;
   for (uint32_t s = 0; s < par_.npages; ++s) {

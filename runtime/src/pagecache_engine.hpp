@@ -177,21 +177,21 @@ class PageCacheEngine final : public Engine {
 
   // Unmaps the demoted pages, then drops the leaving ones from the page cache (the regions
   // lock held, so none is unmapped meanwhile; the lists are the keeper's own). A
-  // leaving page of a writable mapping is handed to writeback first and dropped a round
+  // leaving page of a writable mapping is handed to writeback first and dropped two rounds
   // later, once clean (the kernel cannot drop a dirty page).
   void apply();
 
-  // Whether a writeback of r's file failed since the last look (once per round and mapping;
-  // the answer is kept for the rest of the round). Then every cached page of r is made dirty
-  // again (the kernel marks a page whose write failed clean and does not say which), nothing
-  // of r leaves this round, and the next msync reports the error.
-  bool writeback_failed(Region* r);
+  // Whether a writeback of r's file failed, once the writeback of [off, off + len) is done.
+  // Then every cached page of r is made dirty again (the kernel marks a page whose write
+  // failed clean and does not say which), nothing of r leaves this round, and the next msync
+  // reports the error.
+  bool writeback_failed(Region* r, off_t off, off_t len);
 
   // Sorts (region id, page) pairs into runs of adjacent pages (one call each) and clears them.
   static void to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs);
 
   // Drops a leaving run from the page cache. The first time, a run of a writable mapping
-  // (whose writeback apply started) is only noted: it leaves next round, once written.
+  // (whose writeback apply started) is only noted: it leaves two rounds later, once written.
   void drop(const Run& run, bool first_time);
 
   const dimmap_config cfg_;
@@ -210,7 +210,8 @@ class PageCacheEngine final : public Engine {
   std::vector<Run> write_runs_;  // to_write_ as runs
   uint64_t round_ = 0;           // the keeper's rounds (apply calls)
   std::vector<Run> runs_;     // this round's leaving pages, as runs of adjacent pages
-  std::vector<Run> written_;  // handed to writeback last round: dropped this round
+  std::vector<Run> written_;  // handed to writeback this round or the last
+  std::vector<Run> settled_;  // handed to writeback two rounds ago: dropped this round
   MadviseBatch zaps_;
 
   // regions_mu_ guards the region tables (unique for map and unmap); mu_ the policy, the

@@ -24,7 +24,6 @@ uint64_t process_faults() {
 
 }  // namespace
 
-// The keeper thread: scans when enough faults happened since the last scan.
 void PageCacheEngine::keep() {
   pthread_setname_np(pthread_self(), "dimmap-keeper");
   std::unique_lock<std::mutex> lock(mu_);
@@ -52,8 +51,6 @@ void PageCacheEngine::keep() {
   }
 }
 
-// One round (both locks held): finds pages mapped since the last scan, runs the policy, and
-// queues the unmaps and drops it decided.
 void PageCacheEngine::scan() {
   for (auto& [id, region] : by_id_) {
     Region* r = region.get();
@@ -85,7 +82,6 @@ void PageCacheEngine::scan() {
   }
 }
 
-// Appends to fresh_ the pages of r mapped now but not in a FIFO (both locks held).
 void PageCacheEngine::collect_mapped(Region* r) {
   const uint64_t base = reinterpret_cast<uintptr_t>(r->addr);
   PmScanArg arg{};
@@ -112,7 +108,6 @@ void PageCacheEngine::collect_mapped(Region* r) {
   }
 }
 
-// A page pushed into the eviction queue: its PTE goes in the next bulk unmap.
 void PageCacheEngine::demoted(uint32_t s) {
   if (s == DMP_NIL) return;
   Region* r = by_id_.at(static_cast<uint32_t>(pages_[s].key >> kRegionShift)).get();
@@ -121,7 +116,6 @@ void PageCacheEngine::demoted(uint32_t s) {
   zaps_.add(r->addr + p * page_size_, page_size_);
 }
 
-// Moves a batch from the head of the eviction queue out of the buffer (both locks held).
 bool PageCacheEngine::evict_batch() {
   const uint32_t n = dmp_evict_batch(&policy_, batch_.data(), static_cast<uint32_t>(batch_.size()));
   if (n == 0) return false;
@@ -140,10 +134,6 @@ bool PageCacheEngine::evict_batch() {
   return true;
 }
 
-// A leaving page of a writable mapping is written together with its neighbours in its
-// aligned cluster that are unmapped too (in the eviction queue or leaving), as the kernel's
-// writeback of a file in page order merges them: they are clean when their turn comes.
-// Mapped neighbours stay out: cleaning a mapped page costs a TLB shootdown.
 void PageCacheEngine::add_write_extent(uint32_t id, uint64_t page) {
   const uint64_t lo = page / kWriteCluster * kWriteCluster, hi = lo + kWriteCluster;
   auto unmapped = [&](uint64_t q) {
@@ -156,10 +146,6 @@ void PageCacheEngine::add_write_extent(uint32_t id, uint64_t page) {
   for (uint64_t q = first; q <= last; ++q) to_write_.push_back({id, q});
 }
 
-// Unmaps the demoted pages, then drops the leaving ones from the page cache (the regions
-// lock held, so none is unmapped meanwhile; the lists are the keeper's own). A
-// leaving page of a writable mapping is handed to writeback first and dropped a round
-// later, once clean (the kernel cannot drop a dirty page).
 void PageCacheEngine::apply() {
   ++round_;
   to_runs(&leaving_, &runs_);
@@ -167,12 +153,13 @@ void PageCacheEngine::apply() {
   // Leaving pages lose their PTEs again too: the kernel's fault-around may have mapped them
   // beside a neighbour's fault, and a mapped page cannot be dropped (a failed drop also
   // costs the kernel a drain of every CPU's LRU cache).
-  for (const std::vector<Run>* list : {&written_, &runs_})
+  for (const std::vector<Run>* list : {&settled_, &runs_})
     for (const Run& run : *list)
       if (auto it = by_id_.find(run.region_id); it != by_id_.end())
         zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
   zaps_.flush();
-  for (const Run& run : written_) drop(run, false);
+  for (const Run& run : settled_) drop(run, false);
+  settled_.swap(written_);
   written_.clear();
   for (const Run& run : write_runs_)
     if (auto it = by_id_.find(run.region_id); it != by_id_.end()) {
@@ -187,21 +174,22 @@ void PageCacheEngine::apply() {
 // the answer is kept for the rest of the round). Then every cached page of r is made dirty
 // again (the kernel marks a page whose write failed clean and does not say which), nothing
 // of r leaves this round, and the next msync reports the error.
-bool PageCacheEngine::writeback_failed(Region* r) {
-  if (r->checked_round == round_) return r->failed_this_round;
-  r->checked_round = round_;
-  // A wait on a range nothing is written in returns at once, with the file's error.
-  const off_t past_end = static_cast<off_t>(r->file_offset + r->length);
-  r->failed_this_round =
-      sync_file_range(r->writeback_fd, past_end, static_cast<off_t>(page_size_), SYNC_FILE_RANGE_WAIT_BEFORE) != 0;
-  if (r->failed_this_round) {
-    r->write_error.store(errno == 0 ? EIO : errno);
-    keep_dirty(r, 0, r->npages);
+bool PageCacheEngine::writeback_failed(Region* r, off_t off, off_t len) {
+  if (r->checked_round != round_) {
+    r->checked_round = round_;
+    r->failed_this_round = false;
   }
-  return r->failed_this_round;
+  if (r->failed_this_round) return true;
+  // Waits for the run's writeback (started two rounds ago: done by now, as a rule), then
+  // reports any failure of the file's writeback since the last look. A page whose write
+  // failed is clean: dropped before this look, its data would be lost.
+  if (sync_file_range(r->writeback_fd, off, len, SYNC_FILE_RANGE_WAIT_BEFORE) == 0) return false;
+  r->failed_this_round = true;
+  r->write_error.store(errno == 0 ? EIO : errno);
+  keep_dirty(r, 0, r->npages);
+  return true;
 }
 
-// Sorts (region id, page) pairs into runs of adjacent pages (one call each) and clears them.
 void PageCacheEngine::to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs) {
   std::sort(pages->begin(), pages->end());
   pages->erase(std::unique(pages->begin(), pages->end()), pages->end());
@@ -224,8 +212,8 @@ void PageCacheEngine::drop(const Run& run, bool first_time) {
   const int fd = r->writable ? r->writeback_fd : r->file.buffered_fd();
   const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
   const off_t len = static_cast<off_t>(run.pages * page_size_);
-  if (!first_time && r->writable && writeback_failed(r)) return;
-  if (first_time && r->writable) {  // being written (apply): dropped next round, once clean
+  if (!first_time && r->writable && writeback_failed(r, off, len)) return;
+  if (first_time && r->writable) {  // being written (apply): dropped two rounds later, once clean
     written_.push_back(run);
     return;
   }
