@@ -7,6 +7,8 @@
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 
 struct dmp_params;
@@ -35,6 +37,33 @@ class Engine {
 int policy_params_for(const dimmap_config& cfg, size_t page_size, struct dmp_params* par);
 // dimmap_munmap's rule, the whole mapping at once: 0, or -EINVAL with fail() set.
 int check_whole_mapping(void* addr, size_t length, size_t page_size, size_t mapping_pages, size_t mapping_bytes);
+
+// The policy's key of a page of a mapping: the mapping's id above kRegionShift bits, the
+// page's index below (256 TiB per mapping).
+constexpr unsigned kRegionShift = 36;
+constexpr uint64_t page_key(uint32_t region_id, uint64_t page) { return uint64_t{region_id} << kRegionShift | page; }
+constexpr uint32_t key_region(uint64_t key) { return static_cast<uint32_t>(key >> kRegionShift); }
+constexpr uint64_t key_page(uint64_t key) { return key & ((uint64_t{1} << kRegionShift) - 1); }
+
+// The mapping of by_start (keyed by start address) that contains a, or null.
+template <class Region>
+Region* mapping_containing(const std::map<uintptr_t, Region*>& by_start, uintptr_t a) {
+  auto it = by_start.upper_bound(a);
+  if (it == by_start.begin()) return nullptr;
+  Region* r = std::prev(it)->second;
+  return a < reinterpret_cast<uintptr_t>(r->addr) + r->length ? r : nullptr;
+}
+
+// A new engine of type E, started: null with *err set if start() failed.
+template <class E>
+std::unique_ptr<Engine> make_started(const dimmap_config& config, int* err) {
+  auto engine = std::make_unique<E>(config);
+  if (int rc = engine->start(); rc < 0) {
+    *err = rc;
+    return nullptr;
+  }
+  return engine;
+}
 
 std::unique_ptr<Engine> make_uffd_engine(const dimmap_config& config, int* err);
 std::unique_ptr<Engine> make_kmod_engine(const dimmap_config& config, int* err);

@@ -164,13 +164,7 @@ void PageCacheEngine::stats(struct dimmap_stats* out) const {
   out->resident_pages = dmp_resident(&policy_) + policy_.leaving;
 }
 
-Region* PageCacheEngine::region_by_addr(uintptr_t a) const {
-  auto it = by_addr_.upper_bound(a);
-  if (it == by_addr_.begin()) return nullptr;
-  --it;
-  Region* r = it->second;
-  return a < reinterpret_cast<uintptr_t>(r->addr) + r->length ? r : nullptr;
-}
+Region* PageCacheEngine::region_by_addr(uintptr_t a) const { return mapping_containing(by_addr_, a); }
 
 int PageCacheEngine::write_back(Region* r, size_t first, size_t end, int how) {
   if (!r->writable) return 0;
@@ -200,7 +194,7 @@ void PageCacheEngine::store_same(uint64_t* word) {
 }
 
 void PageCacheEngine::forget(Region* r, size_t first, size_t end) {
-  const uint64_t lo = uint64_t{r->id} << kRegionShift | first, hi = uint64_t{r->id} << kRegionShift | end;
+  const uint64_t lo = page_key(r->id, first), hi = page_key(r->id, end);
   for (uint32_t s = 0; s < par_.npages; ++s) {
     const dmp_page& p = pages_[s];
     if (p.state == DMP_FREE || p.key < lo || p.key >= hi) continue;
@@ -212,12 +206,7 @@ void PageCacheEngine::forget(Region* r, size_t first, size_t end) {
 }  // namespace pagecache
 
 std::unique_ptr<Engine> make_pagecache_engine(const dimmap_config& config, int* err) {
-  auto engine = std::make_unique<pagecache::PageCacheEngine>(config);
-  if (int rc = engine->start(); rc < 0) {
-    *err = rc;
-    return nullptr;
-  }
-  return engine;
+  return make_started<pagecache::PageCacheEngine>(config, err);
 }
 
 }  // namespace dimmap::detail

@@ -66,7 +66,6 @@ struct PmScanArg {
 };
 constexpr unsigned long kPagemapScan = _IOWR('f', 16, PmScanArg);
 
-constexpr unsigned kRegionShift = 36;  // policy key = region id << 36 | page index
 constexpr auto kPollInterval = std::chrono::milliseconds(1);
 constexpr uint64_t kWriteCluster = 16;  // pages: a leaving page is written with its unmapped neighbours in these
 
@@ -190,9 +189,9 @@ class PageCacheEngine final : public Engine {
   // Sorts (region id, page) pairs into runs of adjacent pages (one call each) and clears them.
   static void to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs);
 
-  // Drops a leaving run from the page cache. The first time, a run of a writable mapping
-  // (whose writeback apply started) is only noted: it leaves two rounds later, once written.
-  void drop(const Run& run, bool first_time);
+  // Drops a leaving run from the page cache; one of a writable mapping only once its write
+  // (started two rounds before) is done and did not fail.
+  void drop(const Run& run);
 
   const dimmap_config cfg_;
   size_t page_size_ = 4096;

@@ -58,7 +58,7 @@ void PageCacheEngine::scan() {
     collect_mapped(r);
     // Recoveries first: a demoted page touched again must not be chosen to leave.
     for (size_t p : fresh_) {
-      const uint32_t s = dmp_lookup(&policy_, uint64_t{r->id} << kRegionShift | p);
+      const uint32_t s = dmp_lookup(&policy_, page_key(r->id, p));
       if (s == DMP_NIL) continue;
       if (pages_[s].state == DMP_EVICT) {
         st_.recoveries++;
@@ -68,7 +68,7 @@ void PageCacheEngine::scan() {
     }
     for (size_t p : fresh_) {
       if (r->known(p)) continue;
-      const uint64_t key = uint64_t{r->id} << kRegionShift | p;
+      const uint64_t key = page_key(r->id, p);
       uint32_t s = dmp_alloc(&policy_, key);
       while (s == DMP_NIL && evict_batch()) s = dmp_alloc(&policy_, key);
       if (s == DMP_NIL) break;  // everything left is busy: the next round takes the rest
@@ -110,8 +110,8 @@ void PageCacheEngine::collect_mapped(Region* r) {
 
 void PageCacheEngine::demoted(uint32_t s) {
   if (s == DMP_NIL) return;
-  Region* r = by_id_.at(static_cast<uint32_t>(pages_[s].key >> kRegionShift)).get();
-  const size_t p = pages_[s].key & ((uint64_t{1} << kRegionShift) - 1);
+  Region* r = by_id_.at(key_region(pages_[s].key)).get();
+  const size_t p = key_page(pages_[s].key);
   r->set_known(p, false);
   zaps_.add(r->addr + p * page_size_, page_size_);
 }
@@ -122,8 +122,8 @@ bool PageCacheEngine::evict_batch() {
   st_.eviction_batches++;
   for (uint32_t i = 0; i < n; ++i) {
     const dmp_page& pg = pages_[batch_[i]];
-    const uint32_t id = static_cast<uint32_t>(pg.key >> kRegionShift);
-    const uint64_t page = pg.key & ((uint64_t{1} << kRegionShift) - 1);
+    const uint32_t id = key_region(pg.key);
+    const uint64_t page = key_page(pg.key);
     leaving_.push_back({id, page});
     if (by_id_.at(id)->writable) add_write_extent(id, page);
   }
@@ -137,7 +137,7 @@ bool PageCacheEngine::evict_batch() {
 void PageCacheEngine::add_write_extent(uint32_t id, uint64_t page) {
   const uint64_t lo = page / kWriteCluster * kWriteCluster, hi = lo + kWriteCluster;
   auto unmapped = [&](uint64_t q) {
-    const uint32_t s = dmp_lookup(&policy_, uint64_t{id} << kRegionShift | q);
+    const uint32_t s = dmp_lookup(&policy_, page_key(id, q));
     return s != DMP_NIL && (pages_[s].state == DMP_EVICT || pages_[s].state == DMP_LEAVING);
   };
   uint64_t first = page, last = page;
@@ -158,7 +158,7 @@ void PageCacheEngine::apply() {
       if (auto it = by_id_.find(run.region_id); it != by_id_.end())
         zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
   zaps_.flush();
-  for (const Run& run : settled_) drop(run, false);
+  for (const Run& run : settled_) drop(run);
   settled_.swap(written_);
   written_.clear();
   for (const Run& run : write_runs_)
@@ -167,13 +167,14 @@ void PageCacheEngine::apply() {
       sync_file_range(r->writeback_fd, static_cast<off_t>(r->file_offset + run.first * page_size_),
                       static_cast<off_t>(run.pages * page_size_), SYNC_FILE_RANGE_WRITE);
     }
-  for (const Run& run : runs_) drop(run, true);
+  // Pages of writable mappings are being written (above): they leave two rounds later.
+  for (const Run& run : runs_)
+    if (auto it = by_id_.find(run.region_id); it != by_id_.end() && it->second->writable)
+      written_.push_back(run);
+    else
+      drop(run);
 }
 
-// Whether a writeback of r's file failed since the last look (once per round and mapping;
-// the answer is kept for the rest of the round). Then every cached page of r is made dirty
-// again (the kernel marks a page whose write failed clean and does not say which), nothing
-// of r leaves this round, and the next msync reports the error.
 bool PageCacheEngine::writeback_failed(Region* r, off_t off, off_t len) {
   if (r->checked_round != round_) {
     r->checked_round = round_;
@@ -205,19 +206,14 @@ void PageCacheEngine::to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages,
   pages->clear();
 }
 
-void PageCacheEngine::drop(const Run& run, bool first_time) {
+void PageCacheEngine::drop(const Run& run) {
   auto it = by_id_.find(run.region_id);
   if (it == by_id_.end()) return;  // unmapped meanwhile: its pages went with it
   Region* r = it->second.get();
-  const int fd = r->writable ? r->writeback_fd : r->file.buffered_fd();
   const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
   const off_t len = static_cast<off_t>(run.pages * page_size_);
-  if (!first_time && r->writable && writeback_failed(r, off, len)) return;
-  if (first_time && r->writable) {  // being written (apply): dropped two rounds later, once clean
-    written_.push_back(run);
-    return;
-  }
-  posix_fadvise(fd, off, len, POSIX_FADV_DONTNEED);
+  if (r->writable && writeback_failed(r, off, len)) return;
+  posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
 }
 
 }  // namespace dimmap::detail::pagecache

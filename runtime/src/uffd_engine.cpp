@@ -124,13 +124,7 @@ void UffdEngine::wake_server() {
 // ---------------------------------------------------------------------------------------
 // helpers
 
-Region* UffdEngine::region_by_addr(uintptr_t a) const {
-  auto it = by_addr_.upper_bound(a);
-  if (it == by_addr_.begin()) return nullptr;
-  --it;
-  Region* r = it->second;
-  return a < reinterpret_cast<uintptr_t>(r->addr) + r->length ? r : nullptr;
-}
+Region* UffdEngine::region_by_addr(uintptr_t a) const { return mapping_containing(by_addr_, a); }
 
 // The mapping holding addr (lock held) and the pages [*first, *end) of [addr, addr+length)
 // in it; null, with fail() set naming `call`, if addr is in no mapping.
@@ -147,7 +141,7 @@ Region* UffdEngine::region_range(void* addr, size_t length, const char* call, si
 }
 
 Region* UffdEngine::region_of_slot(uint32_t s) const {
-  return by_id_.at(static_cast<uint32_t>(pages_[s].key >> kRegionShift));
+  return by_id_.at(key_region(pages_[s].key));
 }
 
 // Lets the threads waiting on [first_page, first_page + npages) of r retry their fault.
@@ -296,12 +290,7 @@ void UffdEngine::stats(struct dimmap_stats* out) const {
 }
 
 std::unique_ptr<Engine> make_uffd_engine(const dimmap_config& config, int* err) {
-  auto engine = std::make_unique<UffdEngine>(config);
-  if (int rc = engine->start(); rc < 0) {
-    *err = rc;
-    return nullptr;
-  }
-  return engine;
+  return make_started<UffdEngine>(config, err);
 }
 
 }  // namespace dimmap::detail

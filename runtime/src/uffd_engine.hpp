@@ -66,7 +66,6 @@ constexpr uint8_t F_LOAD_WRITE = 0x20; // a write fault is waiting for this load
 constexpr uint8_t F_WP_WAIT = 0x40;    // a write to this leaving page waits for its recovery
 constexpr size_t kNoPage = ~size_t{0};
 
-constexpr unsigned kRegionShift = 36;  // key = region id << 36 | page index (256 TiB per mapping)
 constexpr size_t kMaxWriteRun = 64;    // pages per coalesced writeback (FastMap writes up to 512)
 constexpr size_t kMaxZapGap = 32;      // pages a bulk-unmap range may span between demoted pages
 constexpr uint64_t kWriteTag = 1ull << 63;
@@ -253,8 +252,8 @@ class UffdEngine final : public Engine {
   Region* region_by_addr(uintptr_t a) const;
   Region* region_of_slot(uint32_t slot) const;
   Region* region_range(void* addr, size_t length, const char* call, size_t* first, size_t* end) const;
-  size_t page_of_slot(uint32_t slot) const { return pages_[slot].key & ((1ull << kRegionShift) - 1); }
-  uint64_t key_of(const Region* r, size_t page) const { return (uint64_t(r->id) << kRegionShift) | page; }
+  size_t page_of_slot(uint32_t slot) const { return key_page(pages_[slot].key); }
+  uint64_t key_of(const Region* r, size_t page) const { return page_key(r->id, page); }
   char* app_addr(uint32_t slot) const { return region_of_slot(slot)->addr + page_of_slot(slot) * page_size_; }
   void wake(Region* r, size_t first_page, size_t npages);
   void wake_server();

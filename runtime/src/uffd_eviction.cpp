@@ -116,7 +116,7 @@ void UffdEngine::touched_since_demotion(const uint32_t* slots, size_t n, std::ve
   std::vector<bool> present;
   for (size_t i = 0, j; i < n; i = j) {
     // Pages of one region no more than kMaxZapGap apart share a read.
-    for (j = i + 1; j < n && (order[j].first >> kRegionShift) == (order[i].first >> kRegionShift) &&
+    for (j = i + 1; j < n && key_region(order[j].first) == key_region(order[i].first) &&
                     order[j].first - order[j - 1].first <= kMaxZapGap;
          ++j) {
     }

@@ -181,7 +181,7 @@ std::vector<uint32_t> UffdEngine::slots_in(const Region* r, size_t first, size_t
     }
   } else {
     for (uint32_t s = 0; s < par_.npages; ++s) {
-      if (pages_[s].state == DMP_FREE || (pages_[s].key >> kRegionShift) != r->id) continue;
+      if (pages_[s].state == DMP_FREE || key_region(pages_[s].key) != r->id) continue;
       size_t p = page_of_slot(s);
       if (p >= first && p < end) out.push_back(s);
     }
