@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "sanitizers.hpp"
 #include "test_files.hpp"
 
 namespace dimmap::test {
@@ -528,22 +529,11 @@ TEST(EngineErrors, FailedFillRaisesSigbusAndIsCounted) {
 }
 
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define DIMMAP_TEST_TSAN 1
-#endif
-#endif
-#ifndef DIMMAP_TEST_TSAN
-#define DIMMAP_TEST_TSAN 0
-#endif
-
 // In-thread fault service (DIMMAP_FAULTS=in-thread): the faulting thread fills its own miss.
 // Reads and first writes behave as with service threads; what differs is documented: a
 // system call on a non-resident page fails with EFAULT instead of waiting for it.
 TEST(InThreadFaults, FillsMissesTracksWritesAndFailsSystemCallsOnMissingPages) {
-#if defined(__SANITIZE_THREAD__) || DIMMAP_TEST_TSAN
-  GTEST_SKIP() << "ThreadSanitizer takes the engine's lock in the SIGBUS handler for signal-unsafe";
-#endif
+  if (kThreadSanitizer) GTEST_SKIP() << kInThreadUnderTsan;
   const size_t pages = 1024;
   TempFile f(pages);
   dimmap_config cfg;

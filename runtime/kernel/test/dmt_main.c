@@ -13,6 +13,9 @@
  *   dimmap-vmtest latency --dev=/dev/dimmapN --pages=N --min-ns=T  (N cold reads take >= N*T)
  *   dimmap-vmtest hold --dev=F --seconds=S   (maps F, closes it, touches it, sleeps: a
  *                                             mapping without an open descriptor)
+ *   dimmap-vmtest hold --dev=F --until-eof   (the same, held until stdin reaches end of
+ *                                             file: as long as the caller needs, however
+ *                                             slowly a loaded host runs the VM)
  * PLAN: --pages=N --seed=S [--shared=N] [--threads=N] [--ops=N] [--write-pct=P]
  * Exit status 0 when every check passed; failures print lines starting with FAIL.
  */
@@ -34,6 +37,7 @@ struct dmt_args {
 	unsigned int procs;
 	unsigned long long min_ns;
 	unsigned int seconds;
+	int until_eof;
 };
 
 static int dmt_parse(int argc, char **argv, struct dmt_args *a)
@@ -47,7 +51,7 @@ static int dmt_parse(int argc, char **argv, struct dmt_args *a)
 		{ "buffer", required_argument, 0, 'u' }, { "dir", required_argument, 0, 'D' },
 		{ "quiet-buffer", required_argument, 0, 'q' }, { "procs", required_argument, 0, 'P' },
 		{ "min-ns", required_argument, 0, 'L' }, { "seconds", required_argument, 0, 'T' },
-		{ 0, 0, 0, 0 },
+		{ "until-eof", no_argument, 0, 'E' },	{ 0, 0, 0, 0 },
 	};
 	int c;
 
@@ -102,6 +106,9 @@ static int dmt_parse(int argc, char **argv, struct dmt_args *a)
 			break;
 		case 'T':
 			a->seconds = (unsigned int)atoi(optarg);
+			break;
+		case 'E':
+			a->until_eof = 1;
 			break;
 		default: return DMT_FAIL("unknown option; see the comment in dmt_main.c");
 		}
@@ -161,8 +168,9 @@ static int dmt_check_latency(const char *dev, unsigned long long pages, unsigned
 	return 0;
 }
 
-static int dmt_hold(const char *path, unsigned int seconds)
+static int dmt_hold(const char *path, unsigned int seconds, int until_eof)
 {
+	char sink[64];
 	int fd = open(path, O_RDWR);
 	volatile char *m;
 
@@ -174,7 +182,11 @@ static int dmt_hold(const char *path, unsigned int seconds)
 		return DMT_FAIL("hold: cannot map %s", path);
 	(void)m[0];
 	printf("hold: %s mapped\n", path);
-	sleep(seconds);
+	if (until_eof)
+		while (read(STDIN_FILENO, sink, sizeof(sink)) > 0)
+			;
+	else
+		sleep(seconds);
 	munmap((void *)m, 4096);
 	return 0;
 }
@@ -196,7 +208,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "writeerrors"))
 		return dmt_check_write_errors(a.dir, a.buffer) != 0;
 	if (!strcmp(cmd, "hold") && a.dev)
-		return dmt_hold(a.dev, a.seconds) != 0;
+		return dmt_hold(a.dev, a.seconds, a.until_eof) != 0;
 	if (!strcmp(cmd, "latency") && a.dev)
 		return dmt_check_latency(a.dev, a.plan.npages, a.min_ns);
 	if (dmt_plan_check(&a.plan))

@@ -131,13 +131,24 @@ overlay_workloads() {
 	wait $a && [ $b = 0 ]
 }
 
+# The holder keeps its mapping until the pipe on its stdin closes, and the unmount is
+# tried only once it says the file is mapped: a fixed sleep loses that race when a
+# loaded host starves the VM.
 overlay_busy() {
-	dimmap-vmtest hold --dev=/mnt/sub/b.img --seconds=4 &
+	rm -f /tmp/hold.fifo /tmp/hold.out
+	mkfifo /tmp/hold.fifo
+	dimmap-vmtest hold --dev=/mnt/sub/b.img --until-eof < /tmp/hold.fifo > /tmp/hold.out &
 	holder=$!
-	sleep 1
+	exec 3> /tmp/hold.fifo
+	i=0
+	while ! grep -q mapped /tmp/hold.out && kill -0 $holder 2>/dev/null && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	! umount /mnt 2>/dev/null
 	busy=$?
-	wait $holder && [ $busy = 0 ]
+	exec 3>&-
+	wait $holder && grep -q mapped /tmp/hold.out && [ $busy = 0 ]
 }
 
 # Names, modes and sizes of every file and directory ("total" block counts aside).

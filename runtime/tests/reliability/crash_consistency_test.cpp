@@ -146,8 +146,11 @@ TEST_P(CrashConsistency, EveryMsyncedPageSurvivesSigkill) {
   Outcome total;
   uint64_t kills_with_rounds_in_flight = 0;
   const int n = iterations();
-  Watchdog watchdog(60.0 + 5.0 * n, "crash consistency, " + placement);
   for (int it = 0; it < n; ++it) {
+    // A hang is one iteration that never ends. The whole run may take long: on a machine busy
+    // writing, each fsync of the pattern file and each msync of the writer waits for the file
+    // system's journal (40 iterations took 260 s beside a parallel test suite).
+    Watchdog watchdog(60.0, "crash consistency, " + placement + ", iteration " + std::to_string(it));
     create_pattern_file(file, kPages, 0);
     int pipefd[2];
     ASSERT_EQ(pipe2(pipefd, O_CLOEXEC), 0);
