@@ -1,6 +1,9 @@
 // perma.cpp - PerMA latency model: spec parsing and the delaying I/O queue.
 #include "perma.hpp"
 
+#include <sched.h>
+#include <time.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -13,12 +16,28 @@
 #include "log.hpp"
 
 namespace dimmap::detail {
-namespace {
 
-int64_t now_ns() {
+int64_t perma_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+void perma_wait_until(int64_t due) {
+  // The application's thread keeps its own timer slack (50 us by default): a sleep ends up
+  // to that much late, so it sleeps only through the part of the wait that is longer.
+  constexpr int64_t kSleepAbove = 200000, kYieldAbove = 20000;
+  for (int64_t left; (left = due - perma_now_ns()) > 0;) {
+    if (left > kSleepAbove) {
+      const int64_t nap = left - kSleepAbove / 2;
+      const struct timespec ts = {static_cast<time_t>(nap / 1000000000), static_cast<long>(nap % 1000000000)};
+      nanosleep(&ts, nullptr);
+    } else if (left > kYieldAbove) {
+      sched_yield();
+    }
+  }
+}
+
+namespace {
 
 class LatencyQueue final : public IoQueue {
  public:
@@ -26,7 +45,7 @@ class LatencyQueue final : public IoQueue {
 
   void push(const IoOp& op) override {
     ++in_flight_;
-    due_[op.tag] = now_ns() + static_cast<int64_t>(perma_latency_ns(&model_, in_flight_, op.len));
+    due_[op.tag] = perma_now_ns() + static_cast<int64_t>(perma_latency_ns(&model_, in_flight_, op.len));
     inner_->push(op);
   }
   int submit() override { return inner_->submit(); }
@@ -40,7 +59,7 @@ class LatencyQueue final : public IoQueue {
         if (it != due_.end()) due_.erase(it);
       }
     }
-    const int64_t now = now_ns();
+    const int64_t now = perma_now_ns();
     size_t k = 0;
     while (k < max && !held_.empty() && held_.top().due <= now) {
       out[k++] = held_.top().done;
@@ -54,7 +73,7 @@ class LatencyQueue final : public IoQueue {
   const char* name() const override { return inner_->name(); }
   int64_t ns_until_next() const override {
     if (held_.empty()) return -1;
-    const int64_t d = held_.top().due - now_ns();
+    const int64_t d = held_.top().due - perma_now_ns();
     return d < 0 ? 0 : d;
   }
 

@@ -3,6 +3,7 @@
 // device of the modelled technology.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -22,5 +23,12 @@ int parse_perma(const std::string& spec, perma_model* out);
 // Wraps an I/O queue: holds each completion until the model's latency has passed since
 // submission. The delay is waited out by the server: spin, yield or sleep by its length.
 std::unique_ptr<IoQueue> with_perma_latency(std::unique_ptr<IoQueue> inner, const perma_model& model);
+
+// Nanoseconds on the steady clock, the time base of a modelled latency.
+int64_t perma_now_ns();
+
+// Returns once perma_now_ns() >= due, as PerMA waited: sleeps while the wait is long, then
+// yields, and spins through the last microseconds. For the thread that takes its own miss.
+void perma_wait_until(int64_t due);
 
 }  // namespace dimmap::detail

@@ -68,26 +68,23 @@ int UffdEngine::start() {
   touched_.reserve(par_.batch);
   uffd_ = uffd_open(&features_, cfg_.in_thread_faults);
   if (uffd_ < 0) return uffd_;
-  if (cfg_.in_thread_faults) {
-    if (cfg_.perma[0]) return fail(EINVAL, "the PerMA latency model needs fault service threads (DIMMAP_FAULTS=server)");
-    if (int rc = register_in_thread(); rc < 0) return rc;
+  if (cfg_.perma[0]) {
+    if (int rc = parse_perma(cfg_.perma, &perma_); rc < 0) return rc;
+    log(LogLevel::info, "PerMA latency model '%s': %.1f us per page alone", cfg_.perma,
+        perma_latency_ns(&perma_, 1, page_size_) / 1000.0);
   }
+  if (cfg_.in_thread_faults)
+    if (int rc = register_in_thread(); rc < 0) return rc;
   if (int rc = page_table_.open(); rc < 0) return rc;
   ctl_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (ctl_fd_ < 0) return fail(errno, "cannot create an eventfd: %s", std::strerror(errno));
-  perma_model model{};
-  if (cfg_.perma[0]) {
-    if (int rc = parse_perma(cfg_.perma, &model); rc < 0) return rc;
-    log(LogLevel::info, "PerMA latency model '%s': %.1f us per page alone", cfg_.perma,
-        perma_latency_ns(&model, 1, page_size_) / 1000.0);
-  }
   const unsigned threads = service_thread_count(cfg_.service_threads);
   for (unsigned i = 0; i < threads; ++i) {
     auto t = std::make_unique<ServiceThread>();
     int err = 0;
     t->io = make_io_queue(cfg_.io_depth, &err);
     if (!t->io) return err;
-    if (cfg_.perma[0]) t->io = with_perma_latency(std::move(t->io), model);
+    if (cfg_.perma[0]) t->io = with_perma_latency(std::move(t->io), perma_);
     service_.push_back(std::move(t));
   }
   try {

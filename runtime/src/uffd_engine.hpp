@@ -48,6 +48,7 @@
 #include "backing_file.hpp"
 #include "engine.hpp"
 #include "io_queue.hpp"
+#include "perma.hpp"
 #include "staging_pool.hpp"
 #include "uffd_sys.hpp"
 
@@ -293,6 +294,8 @@ class UffdEngine final : public Engine {
   // dimmap_prefetch requests: read ahead after the faults, while slots and I/O are spare.
   std::deque<std::pair<uint32_t, size_t>> prefetch_;  // (region id, page)
   size_t ra_max_ = 0;  // largest sequential read-ahead window, pages (0 = off)
+  // The PerMA model, for in-thread fills (service threads hold it in their I/O queues).
+  perma_model perma_{};
   uint64_t ra_clock_ = 0;  // orders Stream::used
   unsigned reads_in_flight_ = 0;
   unsigned writes_in_flight_ = 0;

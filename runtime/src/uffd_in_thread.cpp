@@ -146,10 +146,15 @@ void UffdEngine::fill_in_thread(Region* r, size_t page, bool write, std::unique_
   char* buf = begin_read(r, s, write, static_cast<uint32_t>(syscall(SYS_gettid)));
   const uint64_t off = r->file_offset + page * page_size_;
   const int fd = r->file.read_fd();
+  // The PerMA model's latency for this read, with the reads in flight now beside it.
+  const int64_t due = cfg_.perma[0] ? perma_now_ns() + static_cast<int64_t>(
+                                                           perma_latency_ns(&perma_, reads_in_flight_, page_size_))
+                                    : 0;
   lock.unlock();
   if (wake) wake_server();
   ssize_t n = pread(fd, buf, page_size_, static_cast<off_t>(off));
   if (n < 0) n = -errno;
+  if (due) perma_wait_until(due);
   finish_read(s, n);
 }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sanitizers.hpp"
+
 namespace {
 
 uint64_t latency(const char* spec, unsigned n, uint64_t bytes = 4096) {
@@ -57,9 +59,10 @@ TEST(PermaModel, BadEnvironmentFailsConfiguration) {
 }
 
 // A RAM-backed file read through the engine: the model, not the medium, sets the latency.
-double seconds_per_miss(const char* perma, int fd, size_t pages) {
+double seconds_per_miss(const char* perma, int fd, size_t pages, bool in_thread = false) {
   dimmap_config cfg;
   EXPECT_EQ(dimmap_config_init(&cfg), 0);
+  cfg.in_thread_faults = in_thread ? 1 : 0;
   cfg.buffer_bytes = 64 * 4096;
   cfg.readahead_pages = 0;  // every page a miss
   std::snprintf(cfg.perma, sizeof cfg.perma, "%s", perma);
@@ -80,23 +83,38 @@ double seconds_per_miss(const char* perma, int fd, size_t pages) {
   return s / pages;
 }
 
-TEST(PermaModel, EngineReadsTakeAtLeastTheModelledLatency) {
+class PermaEngine : public ::testing::TestWithParam<bool> {};
+
+// With service threads the model holds completions in their I/O queue; with in-thread faults
+// the faulting thread waits out the latency itself. Both must add it.
+TEST_P(PermaEngine, ReadsTakeAtLeastTheModelledLatency) {
+  const bool in_thread = GetParam();
+  if (in_thread && kThreadSanitizer) GTEST_SKIP() << kInThreadUnderTsan;
   char path[] = "/dev/shm/dimmap-perma-XXXXXX";
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
   unlink(path);
   const size_t pages = 200;
   ASSERT_EQ(ftruncate(fd, pages * 4096), 0);
-  const double lcurr = seconds_per_miss("lcurr", fd, pages);
-  const double simopt = seconds_per_miss("sim-opt", fd, pages);
+  const double lcurr = seconds_per_miss("lcurr", fd, pages, in_thread);
+  const double simopt = seconds_per_miss("sim-opt", fd, pages, in_thread);
+  // A model slower than any page read here (2 ms) shows that the delay is added at all.
+  const double slow = seconds_per_miss("2000,0,0,0,0", fd, 20, in_thread);
   // Lower bounds only (the model only ever adds delay), so a busy machine cannot break them;
   // which model is faster is a property of the models, not of this run's timings.
   EXPECT_GE(lcurr, latency("lcurr", 1) * 1e-9) << "lcurr " << lcurr * 1e6 << " us per miss";
   EXPECT_GE(simopt, latency("sim-opt", 1) * 1e-9) << "sim-opt " << simopt * 1e6 << " us per miss";
+  EXPECT_GE(slow, 2e-3) << "2 ms model: " << slow * 1e6 << " us per miss";
   EXPECT_LT(latency("sim-opt", 1), latency("lcurr", 1));
-  std::printf("per miss: lcurr %.1f us (model %.1f us), sim-opt %.1f us\n", lcurr * 1e6,
-              latency("lcurr", 1) / 1000.0, simopt * 1e6);
+  std::printf("%s, per miss: lcurr %.1f us (model %.1f us), sim-opt %.1f us, 2 ms model %.1f us\n",
+              in_thread ? "in-thread" : "service threads", lcurr * 1e6, latency("lcurr", 1) / 1000.0, simopt * 1e6,
+              slow * 1e6);
   close(fd);
 }
+
+INSTANTIATE_TEST_SUITE_P(FaultService, PermaEngine, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "InThread" : "ServiceThreads");
+                         });
 
 }  // namespace
