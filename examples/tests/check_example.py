@@ -38,8 +38,10 @@ def fail(message: str) -> None:
     sys.exit(1)
 
 
-def run(binary: str, *args: str, expect_status: int = 0) -> str:
-    p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=100)
+def run(binary: str, *args: str, expect_status: int = 0, engine: str = "") -> str:
+    """Runs the example; engine: DIMMAP_ENGINE for it ("" = the default)."""
+    env = dict(os.environ, DIMMAP_ENGINE=engine) if engine else None
+    p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=100, env=env)
     if p.returncode != expect_status:
         fail(f"{os.path.basename(binary)} {' '.join(args)}: exit {p.returncode}, expected {expect_status}\n"
              f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
@@ -66,10 +68,19 @@ def refuses_missing_file(binary: str, work: str, *extra: str) -> None:
 
 
 def check_c_api(binary: str, work: str) -> None:
+    # The default engine writes through the page cache, where the kernel may write a dirty page
+    # itself (a sync() elsewhere, its flusher) without the engine seeing it: its count of
+    # written pages is at most what was written. The userfaultfd engine writes every page.
+    for engine in ("", "uffd"):
+        check_c_api_writes(binary, work, engine)
+    refuses_missing_file(binary, work)
+
+
+def check_c_api_writes(binary: str, work: str, engine: str) -> None:
     path = os.path.join(work, "data")
     size = 4 << 20  # 4x the example's 1 MiB buffer: pages must leave it
     before = make_file(path, size, seed=1)
-    out = run(binary, path)
+    out = run(binary, path, engine=engine)
     expect(number(out, r"checksum before: ([0-9a-f]{16})") == checksum(before), "checksum before the writes")
     with open(path, "rb") as f:
         after = f.read()
@@ -82,8 +93,11 @@ def check_c_api(binary: str, work: str) -> None:
     expect(number(out, r"buffer pages: (\d+)") == (1 << 20) // PAGE, "the buffer is not 1 MiB")
     expect(number(out, r"misses: (\d+)") > 0, "no misses")
     expect(number(out, r"evictions: (\d+)") > 0, "a file 4x the buffer evicted nothing")
-    expect(number(out, r"bytes written: (\d+)") >= size, "not every written page reached the file")
-    refuses_missing_file(binary, work)
+    written = number(out, r"bytes written: (\d+)")
+    if engine == "uffd":
+        expect(written >= size, "uffd engine: not every written page was counted as written back")
+    else:
+        expect(0 < written <= size, f"{written} bytes counted as written back for {size} bytes written")
 
 
 def check_placement_checksum(binary: str, work: str) -> None:

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -240,7 +241,11 @@ TEST(Bfs, QueueOverflowKeepsLevelsExact) {
 // The (level, vertex range) queue order is what makes a search on storage read the graph
 // about once per level: with the graph on a DI-MMAP buffer a quarter of its size, a search
 // in vertex-range order reads a fraction of what it reads chunk by chunk, the levels equal.
+// On the userfaultfd engine, which holds the buffer to its size at every miss: the pagecache
+// engine holds it to within a keeper round, and with a graph of 450 pages and a buffer of 112
+// its counts follow the rounds more than the order.
 TEST(BfsOrder, VertexRangesReadTheGraphAboutOncePerLevel) {
+  setenv("DIMMAP_ENGINE", "uffd", 1);
   test::TempDir dir("order");
   const auto edges = test::rmat_edges(14, 16);
   const std::string g = ingest(dir, "g", edges, 1 << 14);
@@ -278,6 +283,7 @@ TEST(BfsOrder, VertexRangesReadTheGraphAboutOncePerLevel) {
   EXPECT_LT(2 * by_range, unordered) << "graph " << graph_bytes << " bytes, " << levels << " levels";
   std::cout << "graph " << graph_bytes << " bytes, " << levels << " levels: chunk by chunk read " << unordered
             << " bytes, by vertex range " << by_range << "\n";
+  unsetenv("DIMMAP_ENGINE");
 }
 
 // The distributed protocol in one process: three partitions exchange outboxes by hand.

@@ -18,6 +18,28 @@ namespace dimmap::detail {
 
 namespace pagecache {
 
+bool cache_state(int fd, uint64_t off, uint64_t len, Cachestat* out) {
+  CachestatRange range{off, len};
+  *out = Cachestat{};
+  return syscall(kSysCachestat, fd, &range, out, 0) == 0;
+}
+
+uint64_t dirty_pages(int fd, uint64_t off, uint64_t len) {
+  Cachestat cs;
+  return cache_state(fd, off, len, &cs) ? cs.nr_dirty : 0;
+}
+
+uint64_t read_into_cache(int fd, uint64_t off, uint64_t len, size_t page_size) {
+  constexpr uint64_t kChunk = 128 << 10;
+  Cachestat cs;
+  const uint64_t pages = (len + page_size - 1) / page_size;
+  const uint64_t missing = cache_state(fd, off, len, &cs) ? pages - std::min(pages, cs.nr_cache) : pages;
+  if (missing == 0) return 0;
+  for (uint64_t at = off; at < off + len; at += kChunk)
+    posix_fadvise(fd, static_cast<off_t>(at), static_cast<off_t>(std::min(kChunk, off + len - at)), POSIX_FADV_WILLNEED);
+  return missing;
+}
+
 int PageCacheEngine::start() {
   page_size_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   if (int rc = policy_params_for(cfg_, page_size_, &par_); rc < 0) return rc;
@@ -26,13 +48,15 @@ int PageCacheEngine::start() {
   dmp_init(&policy_, &par_, pages_.data(), buckets_.data());
   batch_.resize(par_.batch);
   st_.buffer_pages = par_.npages;
-  scan_after_ = std::max<uint64_t>(par_.batch, par_.npages / 64);
+  scan_after_ = std::max<uint64_t>(1, par_.npages / 64);
+  // Read-ahead sits in the page cache beside the buffer until touched: at most 1/64 of it per
+  // pass, as in the userfaultfd engine (buffers under 2 MiB do not read ahead).
+  max_window_ = std::min<uint64_t>(kMaxReadAheadPages, par_.npages / 64);
+  if (cfg_.readahead_pages == 0 || max_window_ < kStreamMinRun) max_window_ = 0;
+  first_window_ = std::min<uint64_t>(cfg_.readahead_pages, max_window_);
+  if (const char* why = pagecache_engine_unsupported()) return fail(ENOTSUP, "%s", why);
   pagemap_fd_ = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (pagemap_fd_ < 0) return fail(errno, "cannot open /proc/self/pagemap: %s", std::strerror(errno));
-  PmScanArg probe{};
-  probe.size = sizeof probe;
-  if (ioctl(pagemap_fd_, kPagemapScan, &probe) < 0 && errno == ENOTTY)
-    return fail(ENOTSUP, "DIMMAP_ENGINE=pagecache needs PAGEMAP_SCAN (Linux 6.7 or later)");
   try {
     keeper_ = std::thread([this] { keep(); });
   } catch (const std::system_error& e) {
@@ -66,6 +90,11 @@ int PageCacheEngine::map(void* hint, size_t length, int prot, int flags, int fd,
       return fail(e, "dimmap_mmap('%s'): cannot reopen it for writeback: %s", path, std::strerror(e));
     }
   }
+  // Pages leaving the buffer are dropped from the page cache, which cannot drop a dirty page:
+  // what was written to the file before it was mapped (a file just made) is written now.
+  if (dirty_pages(r->file.buffered_fd(), r->file_offset, r->length) > 0)
+    sync_file_range(r->file.buffered_fd(), offset, static_cast<off_t>(r->length),
+                    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
   // The buffer decides what stays, and reads only the faulting page (no read-around); like
   // the userfaultfd engine's, the mapping is not inherited by fork().
   madvise(r->addr, r->length, MADV_RANDOM);
@@ -142,9 +171,9 @@ int PageCacheEngine::prefetch(const struct iovec* ranges, size_t n) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(ranges[i].iov_base) / page_size_ * page_size_;
     const uintptr_t region_end = reinterpret_cast<uintptr_t>(r->addr) + r->length;
     const size_t len = std::min({ranges[i].iov_len, budget, static_cast<size_t>(region_end - a)});
-    madvise(reinterpret_cast<void*>(a), len, MADV_WILLNEED);  // starts the reads, does not wait
+    const uint64_t off = r->file_offset + (a - reinterpret_cast<uintptr_t>(r->addr));
+    prefetched_.fetch_add(read_into_cache(r->file.buffered_fd(), off, len, page_size_), std::memory_order_relaxed);
     budget -= len;
-    prefetched_.fetch_add(len / page_size_, std::memory_order_relaxed);
   }
   return 0;
 }
@@ -156,19 +185,33 @@ void PageCacheEngine::stats(struct dimmap_stats* out) const {
   served_cv_.wait(lock, [&] { return served_ >= ticket || stop_; });
   *out = st_;
   // Misses as the keeper found them: pages that entered the buffer. Recoveries are not
-  // faults (the kernel maps the page again; the keeper notices). Writebacks are the
-  // kernel's and are not counted.
+  // faults (the kernel maps the page again; the keeper notices).
   out->faults = st_.misses;
   out->prefetched = prefetched_.load(std::memory_order_relaxed);
+  out->writebacks = writebacks_.load(std::memory_order_relaxed);
+  out->write_ios = write_ios_.load(std::memory_order_relaxed);
+  out->bytes_written = out->writebacks * page_size_;
   out->hot_promotions = policy_.cnt.hot_promotions;
   out->resident_pages = dmp_resident(&policy_) + policy_.leaving;
+  lock.unlock();
+  std::shared_lock<std::shared_mutex> regions(regions_mu_);
+  out->dirty_pages = 0;
+  for (const auto& [id, r] : by_id_)
+    if (r->writable) out->dirty_pages += dirty_pages(r->file.buffered_fd(), r->file_offset, r->length);
 }
 
 Region* PageCacheEngine::region_by_addr(uintptr_t a) const { return mapping_containing(by_addr_, a); }
 
 int PageCacheEngine::write_back(Region* r, size_t first, size_t end, int how) {
   if (!r->writable) return 0;
-  int err = msync(r->addr + first * page_size_, (end - first) * page_size_, how) == 0 ? 0 : errno;
+  const uint64_t off = r->file_offset + first * page_size_, len = (end - first) * page_size_;
+  int err = 0;
+  {
+    std::lock_guard<std::mutex> counting(count_mu_);
+    const uint64_t dirty = dirty_pages(r->file.buffered_fd(), off, len);
+    err = msync(r->addr + first * page_size_, (end - first) * page_size_, how) == 0 ? 0 : errno;
+    count_writeback(dirty, dirty ? dirty_pages(r->file.buffered_fd(), off, len) : 0);
+  }
   // The keeper's descriptor saw the same failures: they are answered here.
   if (sync_file_range(r->writeback_fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE) != 0 && !err) err = errno;
   if (int evicting = r->write_error.exchange(0); evicting && !err) err = evicting;
@@ -204,6 +247,24 @@ void PageCacheEngine::forget(Region* r, size_t first, size_t end) {
 }
 
 }  // namespace pagecache
+
+const char* pagecache_engine_unsupported() {
+  static const char* const why = [] () -> const char* {
+    const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;  // start() reports it
+    const char* reason = nullptr;
+    pagecache::PmScanArg probe{};
+    probe.size = sizeof probe;
+    pagecache::Cachestat cs;
+    if (ioctl(fd, pagecache::kPagemapScan, &probe) < 0 && errno == ENOTTY)
+      reason = "DIMMAP_ENGINE=pagecache needs PAGEMAP_SCAN (Linux 6.7 or later)";
+    else if (!pagecache::cache_state(fd, 0, 0, &cs) && errno == ENOSYS)
+      reason = "DIMMAP_ENGINE=pagecache needs cachestat (Linux 6.5 or later)";
+    ::close(fd);
+    return reason;
+  }();
+  return why;
+}
 
 std::unique_ptr<Engine> make_pagecache_engine(const dimmap_config& config, int* err) {
   return make_started<pagecache::PageCacheEngine>(config, err);

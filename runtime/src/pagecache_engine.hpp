@@ -66,8 +66,41 @@ struct PmScanArg {
 };
 constexpr unsigned long kPagemapScan = _IOWR('f', 16, PmScanArg);
 
+// cachestat(2) (Linux 6.5+; not in Debian's 6.1 headers): how many of a file range's pages
+// are cached and dirty. It is how the engine counts its writebacks and dirty pages, and skips
+// writing clusters that are clean.
+constexpr long kSysCachestat = 451;
+struct CachestatRange {
+  uint64_t off, len;
+};
+struct Cachestat {
+  uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+// cachestat of [off, off + len) of fd's file (len 0: to its end); false (errno set) if it fails.
+bool cache_state(int fd, uint64_t off, uint64_t len, Cachestat* out);
+// Dirty pages of [off, off + len) of fd's file (len 0: to its end); 0 where cachestat fails.
+uint64_t dirty_pages(int fd, uint64_t off, uint64_t len);
+
+// Starts reading [off, off + len) of fd's file into the page cache without waiting; returns
+// how many of its pages were not cached, which it reads. POSIX_FADV_WILLNEED reads at most
+// the kernel's read-ahead window per call (read_ahead_kb or the device's largest request,
+// 128 KiB by default) and ignores the rest, so the range goes in chunks of 128 KiB.
+uint64_t read_into_cache(int fd, uint64_t off, uint64_t len, size_t page_size);
+
 constexpr auto kPollInterval = std::chrono::milliseconds(1);
+constexpr size_t kStreamMinPages = 256;  // this many pages in a row in the buffer, the last ones new: a pass
+constexpr size_t kStreamMinRun = 8;     // ... with at least this many new in one round
+constexpr size_t kStreamsPerRegion = 4;
+constexpr uint64_t kPassRounds = 16;  // a pass not seen for this many rounds has ended
+constexpr uint64_t kMaxReadAheadPages = 2048;  // 8 MiB: what a pass at disk speed takes in a few rounds
 constexpr uint64_t kWriteCluster = 16;  // pages: a leaving page is written with its unmapped neighbours in these
+
+// A pass over a mapping: the keeper reads ahead of it while its runs of misses follow on.
+struct Stream {
+  uint64_t ahead_end = 0;  // read-ahead issued up to this page (exclusive); 0: unused
+  uint64_t window = 0;     // pages read ahead of the pass's last miss, doubling
+  uint64_t round = 0;      // the keeper's round that last saw the pass
+};
 
 struct Region {
   uint32_t id = 0;
@@ -83,6 +116,7 @@ struct Region {
   std::atomic<int> write_error{0};  // an eviction writeback failed: the next msync says so
   uint64_t checked_round = 0;       // the keeper's last look for a failed writeback, and its answer
   bool failed_this_round = false;
+  Stream streams[kStreamsPerRegion];
   std::vector<uint64_t> in_fifo;   // bit per page: in the primary or hot FIFO (its PTE may exist)
   bool known(size_t p) const { return in_fifo[p >> 6] >> (p & 63) & 1; }
   void set_known(size_t p, bool on) {
@@ -142,6 +176,18 @@ class PageCacheEngine final : public Engine {
   // next msync writes it again.
   int write_back(Region* r, size_t first, size_t end, int how);
 
+  // Counts the pages one call handed to writeback: `before` dirty pages in the range before it,
+  // `after` after it. A page the call skipped (locked, or still being written) stays dirty and
+  // is counted by the call that writes it; a page the kernel wrote by itself (its flusher, a
+  // sync() elsewhere) is not counted at all, so the count is at most the pages written. The
+  // calls hold count_mu_ from the first look to the second: an msync of a range and the
+  // keeper's writeback of part of it, counted at once, would both count the keeper's pages.
+  void count_writeback(uint64_t before, uint64_t after) {
+    if (before <= after) return;
+    writebacks_.fetch_add(before - after, std::memory_order_relaxed);
+    write_ios_.fetch_add(1, std::memory_order_relaxed);
+  }
+
   // Marks the cached pages of [first, end) of r dirty without changing them.
   void keep_dirty(Region* r, size_t first, size_t end);
 
@@ -161,6 +207,12 @@ class PageCacheEngine final : public Engine {
 
   // Appends to fresh_ the pages of r mapped now but not in a FIFO (both locks held).
   void collect_mapped(Region* r);
+
+  // Pages [first, end) of r came in as misses in a row this round: if they end a run of pages
+  // in the buffer long enough to be a pass over the file, the next pages are read ahead (in
+  // apply(), without the policy lock) before it faults on them; while passes go on, the
+  // keeper runs a round every poll.
+  void follow_pass(Region* r, uint64_t first, uint64_t end);
 
   // A page pushed into the eviction queue: its PTE goes in the next bulk unmap.
   void demoted(uint32_t s);
@@ -211,6 +263,9 @@ class PageCacheEngine final : public Engine {
   std::vector<Run> runs_;     // this round's leaving pages, as runs of adjacent pages
   std::vector<Run> written_;  // handed to writeback this round or the last
   std::vector<Run> settled_;  // handed to writeback two rounds ago: dropped this round
+  std::vector<Run> read_ahead_;  // to read ahead of passes this round
+  bool passing_ = false;         // a pass was seen in the last kPassRounds rounds: a round every poll
+  uint64_t first_window_ = 0, max_window_ = 0;  // read-ahead sizes in pages (0: none)
   MadviseBatch zaps_;
 
   // regions_mu_ guards the region tables (unique for map and unmap); mu_ the policy, the
@@ -218,6 +273,9 @@ class PageCacheEngine final : public Engine {
   mutable std::shared_mutex regions_mu_;
   mutable std::mutex mu_;
   std::atomic<uint64_t> prefetched_{0};
+  std::mutex count_mu_;                  // one counted writeback call at a time (count_writeback)
+  std::atomic<uint64_t> writebacks_{0};  // dirty pages handed to writeback (msync or leaving)
+  std::atomic<uint64_t> write_ios_{0};   // calls that handed them over
   mutable std::condition_variable cv_;          // wakes the keeper
   mutable std::condition_variable served_cv_;   // a round asked for by stats() is done
   mutable uint64_t requested_ = 0, served_ = 0;  // rounds asked for and done (tickets)

@@ -33,7 +33,7 @@ void PageCacheEngine::keep() {
     if (stop_) break;
     const uint64_t now = process_faults();
     const uint64_t ticket = requested_;
-    if (now - seen < scan_after_ && ticket == served_) continue;
+    if (now - seen < scan_after_ && ticket == served_ && !passing_) continue;
     seen = now;
     lock.unlock();
     {
@@ -52,8 +52,11 @@ void PageCacheEngine::keep() {
 }
 
 void PageCacheEngine::scan() {
+  passing_ = false;
   for (auto& [id, region] : by_id_) {
     Region* r = region.get();
+    for (const Stream& s : r->streams)
+      if (s.ahead_end && round_ - s.round < kPassRounds) passing_ = true;
     fresh_.clear();
     collect_mapped(r);
     // Recoveries first: a demoted page touched again must not be chosen to leave.
@@ -66,6 +69,7 @@ void PageCacheEngine::scan() {
       }
       r->set_known(p, true);
     }
+    uint64_t run_first = 0, run_end = 0;  // the current run of misses in a row
     for (size_t p : fresh_) {
       if (r->known(p)) continue;
       const uint64_t key = page_key(r->id, p);
@@ -76,7 +80,13 @@ void PageCacheEngine::scan() {
       st_.bytes_read += page_size_;
       r->set_known(p, true);
       demoted(dmp_loaded(&policy_, s));
+      if (p != run_end) {
+        follow_pass(r, run_first, run_end);
+        run_first = p;
+      }
+      run_end = p + 1;
     }
+    follow_pass(r, run_first, run_end);
   }
   while (dmp_wants_eviction(&policy_) && evict_batch()) {
   }
@@ -106,6 +116,36 @@ void PageCacheEngine::collect_mapped(Region* r) {
     if (arg.walk_end <= arg.start) break;
     arg.start = arg.walk_end;
   }
+}
+
+void PageCacheEngine::follow_pass(Region* r, uint64_t first, uint64_t end) {
+  if (max_window_ == 0 || end - first < kStreamMinRun) return;
+  // The pages just before the run that are in the buffer: the same pass, as earlier rounds
+  // found it (a slow pass makes a few pages a round).
+  uint64_t before = 0;
+  while (before < kStreamMinPages && first > before && r->known(first - before - 1)) ++before;
+  if (end - first + before < kStreamMinPages) return;
+  // The pass this run continues: it starts inside what was read ahead of it, or right after.
+  Stream* st = nullptr;
+  for (Stream& s : r->streams)
+    if (s.ahead_end && first <= s.ahead_end && end + s.window >= s.ahead_end) st = &s;
+  if (!st) {  // a new pass takes the place of the one seen longest ago
+    st = &r->streams[0];
+    for (Stream& s : r->streams)
+      if (s.round < st->round) st = &s;
+    *st = Stream{end, first_window_, 0};
+  } else if (end + st->window / 2 < st->ahead_end) {
+    st->round = round_;  // half of what was read ahead is still to come: nothing more yet
+    return;
+  } else {
+    st->window = std::min(st->window * 2, max_window_);  // the pass used it: read further ahead
+  }
+  st->round = round_;
+  passing_ = true;
+  const uint64_t from = std::max(st->ahead_end, end), to = std::min<uint64_t>(end + st->window, r->npages);
+  if (to <= from) return;
+  read_ahead_.push_back({r->id, from, to - from});
+  st->ahead_end = to;
 }
 
 void PageCacheEngine::demoted(uint32_t s) {
@@ -148,6 +188,15 @@ void PageCacheEngine::add_write_extent(uint32_t id, uint64_t page) {
 
 void PageCacheEngine::apply() {
   ++round_;
+  // Read-ahead first: the passes are waiting for it.
+  for (const Run& run : read_ahead_)
+    if (auto it = by_id_.find(run.region_id); it != by_id_.end()) {
+      const Region* r = it->second.get();
+      prefetched_.fetch_add(read_into_cache(r->file.buffered_fd(), r->file_offset + run.first * page_size_,
+                                            run.pages * page_size_, page_size_),
+                            std::memory_order_relaxed);
+    }
+  read_ahead_.clear();
   to_runs(&leaving_, &runs_);
   to_runs(&to_write_, &write_runs_);
   // Leaving pages lose their PTEs again too: the kernel's fault-around may have mapped them
@@ -164,8 +213,12 @@ void PageCacheEngine::apply() {
   for (const Run& run : write_runs_)
     if (auto it = by_id_.find(run.region_id); it != by_id_.end()) {
       const Region* r = it->second.get();
-      sync_file_range(r->writeback_fd, static_cast<off_t>(r->file_offset + run.first * page_size_),
-                      static_cast<off_t>(run.pages * page_size_), SYNC_FILE_RANGE_WRITE);
+      const uint64_t off = r->file_offset + run.first * page_size_, len = run.pages * page_size_;
+      std::lock_guard<std::mutex> counting(count_mu_);
+      const uint64_t dirty = dirty_pages(r->writeback_fd, off, len);
+      if (dirty == 0) continue;  // clean (or already written): nothing to start
+      sync_file_range(r->writeback_fd, static_cast<off_t>(off), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
+      count_writeback(dirty, dirty_pages(r->writeback_fd, off, len));
     }
   // Pages of writable mappings are being written (above): they leave two rounds later.
   for (const Run& run : runs_)

@@ -67,7 +67,12 @@ class LriotRun : public ::testing::TestWithParam<Mode> {
     EXPECT_LE(s.faults, s.misses + s.hits + s.write_faults + s.recoveries);
     EXPECT_EQ(s.read_errors, 0u);
     EXPECT_EQ(s.write_errors, 0u);
-    EXPECT_EQ(s.dirty_pages, 0u) << "the final msync wrote everything back";
+    // The pagecache engine counts the dirty pages of the mapped file in the page cache, which
+    // the processes share: one that is done may count the writes of one still running (the
+    // data on storage is checked by --verify).
+    if (r.config.procs == 1) {
+      EXPECT_EQ(s.dirty_pages, 0u) << "the final msync wrote everything back";
+    }
   }
 
   TempDir dir_;
