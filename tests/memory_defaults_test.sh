@@ -2,8 +2,9 @@
 # memory_defaults_test.sh NAME=PATH...  (bwa-mmap, dimmap-run; a tool not given is not checked;
 #                                        dimmap-budget makes the cgroup: skipped without it)
 # Sizes a user does not give follow the memory the run may use (runtime memory_limit.hpp):
-# inside a 48M memory cgroup the DI-MMAP buffer defaults to 24M and --min-alloc to 1M, both
-# printed with their reason; --buffer wins over DIMMAP_BUFFER, which wins over the default;
+# inside a 48M memory cgroup the DI-MMAP buffer defaults to 42M (7/8: the default engine's
+# buffer is page cache) or, on the userfaultfd engine, 24M (half: memory of its own), and
+# --min-alloc to 1M, each printed with its reason; --buffer wins over DIMMAP_BUFFER, which wins over the default;
 # a buffer asked for beyond the limit draws a warning naming both sizes.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,10 +35,13 @@ if [[ -n ${tool[bwa-mmap]:-} ]]; then
   /usr/bin/python3 "$SRC/bwa-mmap/tests/make_genome.py" --length 200K --contigs 2 --seed 5 --out g.fa
   unset DIMMAP_BUFFER
   limited "$bwa" index --placement=dimmap -p d g.fa 2> default.log || die "bwa-mmap index failed: $(tail -3 default.log)"
-  expect default.log "bwa-mmap: DI-MMAP buffer 24M: half the memory limit of 48M (cgroup"
+  expect default.log "bwa-mmap: DI-MMAP buffer 42M: 7/8 of the memory limit of 48M (cgroup"
   expect default.log "[bwa-mmap index] --min-alloc=1M: 1/32 of the memory limit of 48M (cgroup"
-  expect default.log "[bwa-mmap index] DI-MMAP buffer 24M:"
+  expect default.log "[bwa-mmap index] DI-MMAP buffer 42M:"
   unexpected default.log "warning"
+  DIMMAP_ENGINE=uffd limited "$bwa" index --placement=dimmap -p u g.fa 2> uffd.log || die "bwa-mmap index failed: $(tail -3 uffd.log)"
+  expect uffd.log "bwa-mmap: DI-MMAP buffer 24M: half the memory limit of 48M (cgroup"
+  expect uffd.log "[bwa-mmap index] DI-MMAP buffer 24M:"
 
   DIMMAP_BUFFER=8M limited "$bwa" index --placement=dimmap -p e g.fa 2> env.log || die "bwa-mmap index failed"
   expect env.log "bwa-mmap: DI-MMAP buffer 8M: DIMMAP_BUFFER"
@@ -52,7 +56,7 @@ if [[ -n ${tool[bwa-mmap]:-} ]]; then
 
   limited "$bwa" index --placement=dimmap --buffer=64M -p w g.fa 2> over.log || true
   expect over.log "bwa-mmap: warning: --buffer=64M is more than the memory limit of 48M (cgroup"
-  for p in d e o; do
+  for p in d u e o; do
     for s in amb ann bwt pac sa; do cmp "d.$s" "$p.$s" || die "$p.$s differs from d.$s"; done
   done
   checked=$((checked + 1))
@@ -63,7 +67,9 @@ if [[ -n ${tool[dimmap-run]:-} ]]; then
   unset DIMMAP_BUFFER
   limited "$run" --placement=dimmap -- true 2> run.log || die "dimmap-run failed: $(cat run.log)"
   expect run.log "dimmap-run: --min-alloc=1M: 1/32 of the memory limit of 48M (cgroup"
-  expect run.log "dimmap-run: buffer 24M: half the memory limit of 48M (cgroup"
+  expect run.log "dimmap-run: buffer 42M: 7/8 of the memory limit of 48M (cgroup"
+  DIMMAP_ENGINE=uffd limited "$run" --placement=dimmap -- true 2> run_uffd.log || die "dimmap-run failed: $(cat run_uffd.log)"
+  expect run_uffd.log "dimmap-run: buffer 24M: half the memory limit of 48M (cgroup"
   limited "$run" --placement=dimmap --buffer=64M --min-alloc=2M -- true 2> run_over.log || die "dimmap-run failed"
   expect run_over.log "dimmap-run: warning: --buffer=64M is more than the memory limit of 48M"
   unexpected run_over.log "--min-alloc=1M"

@@ -141,7 +141,8 @@ class Precedence(unittest.TestCase):
         self.assertNotIn("buffer 12M", out)
         out = self.query("--backend=mmap", DIMMAP_BACKEND="dimmap", DIMMAP_BUFFER="12M")
         self.assertNotIn("dimmap(", out)
-        self.assertIn("half the memory limit", self.query(DIMMAP_BACKEND="dimmap"))
+        self.assertIn("7/8 of the memory limit", self.query(DIMMAP_BACKEND="dimmap"))
+        self.assertIn("half the memory limit", self.query(DIMMAP_BACKEND="dimmap", DIMMAP_ENGINE="uffd"))
 
 
 if __name__ == "__main__":

@@ -64,6 +64,51 @@ dimmap_instance* instance_at(const void* addr) {
   return m ? m->instance : nullptr;
 }
 
+// The engine cfg names, started, with DIMMAP_ENGINE_AUTO resolved in cfg; null with *err set
+// (and fail() saying why) if it cannot start.
+std::unique_ptr<Engine> make_engine(dimmap_config* cfg, int* err) {
+  std::unique_ptr<Engine> engine;
+  switch (cfg->engine) {
+    case DIMMAP_ENGINE_KMOD:
+      engine = dimmap::detail::make_kmod_engine(*cfg, err);
+      break;
+    case DIMMAP_ENGINE_PAGECACHE:
+      engine = dimmap::detail::make_pagecache_engine(*cfg, err);
+      break;
+    case DIMMAP_ENGINE_UFFD:
+      engine = dimmap::detail::make_uffd_engine(*cfg, err);
+      break;
+    case DIMMAP_ENGINE_AUTO:
+      cfg->engine = dimmap::detail::auto_engine(*cfg);
+      if (cfg->engine == DIMMAP_ENGINE_PAGECACHE) {
+        engine = dimmap::detail::make_pagecache_engine(*cfg, err);
+      } else {
+        if (const char* why = dimmap::detail::pagecache_engine_unsupported())
+          dimmap::detail::log(dimmap::detail::LogLevel::info, "%s: using the userfaultfd engine instead", why);
+        engine = dimmap::detail::make_uffd_engine(*cfg, err);
+      }
+      break;
+  }
+  return engine;
+}
+
+}  // namespace
+
+namespace dimmap::detail {
+
+dimmap_engine auto_engine(const dimmap_config& cfg) {
+  const bool needs_every_miss = cfg.perma[0] || cfg.in_thread_faults || cfg.service_threads;
+  return needs_every_miss || pagecache_engine_unsupported() ? DIMMAP_ENGINE_UFFD : DIMMAP_ENGINE_PAGECACHE;
+}
+
+bool buffer_is_page_cache(const dimmap_config& cfg) {
+  return (cfg.engine == DIMMAP_ENGINE_AUTO ? auto_engine(cfg) : cfg.engine) == DIMMAP_ENGINE_PAGECACHE;
+}
+
+}  // namespace dimmap::detail
+
+namespace {
+
 int get_default_instance(dimmap_instance** out) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.default_mu);
@@ -83,12 +128,11 @@ extern "C" int dimmap_instance_create(const struct dimmap_config* cfg, struct di
     dimmap::detail::clear_error();
     if (!cfg || !out) return fail(EINVAL, "dimmap_instance_create: null argument");
     if (int rc = dimmap_config_validate(cfg); rc < 0) return rc;
+    dimmap_config resolved = *cfg;
     int err = 0;
-    std::unique_ptr<Engine> engine = cfg->engine == DIMMAP_ENGINE_KMOD        ? dimmap::detail::make_kmod_engine(*cfg, &err)
-                                     : cfg->engine == DIMMAP_ENGINE_PAGECACHE ? dimmap::detail::make_pagecache_engine(*cfg, &err)
-                                                                               : dimmap::detail::make_uffd_engine(*cfg, &err);
+    std::unique_ptr<Engine> engine = make_engine(&resolved, &err);
     if (!engine) return err < 0 ? err : -EIO;
-    auto* inst = new dimmap_instance{*cfg, std::move(engine)};
+    auto* inst = new dimmap_instance{resolved, std::move(engine)};
     Registry& r = registry();
     std::unique_lock<std::shared_mutex> lock(r.mu);
     r.instances.insert(inst);
@@ -238,6 +282,10 @@ extern "C" int dimmap_instance_stats(struct dimmap_instance* inst, struct dimmap
     inst->engine->stats(out);
     return 0;
   });
+}
+
+extern "C" enum dimmap_engine dimmap_instance_engine(const struct dimmap_instance* inst) {
+  return inst ? inst->config.engine : DIMMAP_ENGINE_AUTO;
 }
 
 extern "C" int dimmap_stats(struct dimmap_stats* out) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "c_boundary.hpp"
+#include "engine.hpp"
 #include "log.hpp"
 #include "perma.hpp"
 
@@ -52,20 +53,19 @@ int init_config(struct dimmap_config* cfg, const uint64_t* given_bytes, const do
     cfg->direct_io = 1;
     cfg->spin_us = 50;
     cfg->readahead_pages = 64;
-    cfg->engine = DIMMAP_ENGINE_UFFD;
+    cfg->engine = DIMMAP_ENGINE_AUTO;
 
+    const char* v = std::getenv("DIMMAP_BUFFER");
+    const bool default_buffer = !given_bytes && !(v && *v);
     if (given_bytes) {
       cfg->buffer_bytes = *given_bytes;
-    } else if (const char* v = std::getenv("DIMMAP_BUFFER"); v && *v) {
+    } else if (v && *v) {
       uint64_t bytes = 0;
       if (dimmap_parse_size(v, &bytes) < 0) {
         std::string why = dimmap_last_error();
         return fail(EINVAL, "DIMMAP_BUFFER='%s': %s", v, why.c_str());
       }
       cfg->buffer_bytes = bytes;
-    } else {
-      // Half the memory this process may use, at most 256M (see memory_limit.hpp).
-      cfg->buffer_bytes = dimmap::default_buffer_bytes(dimmap::memory_limit().bytes);
     }
     int rc;
     if (given_hot)
@@ -96,13 +96,18 @@ int init_config(struct dimmap_config* cfg, const uint64_t* given_bytes, const do
         cfg->engine = DIMMAP_ENGINE_KMOD;
       else if (!std::strcmp(v, "pagecache"))
         cfg->engine = DIMMAP_ENGINE_PAGECACHE;
+      else if (!std::strcmp(v, "auto"))
+        cfg->engine = DIMMAP_ENGINE_AUTO;
       else
-        return fail(EINVAL, "DIMMAP_ENGINE='%s' is not 'uffd', 'kmod' or 'pagecache'", v);
+        return fail(EINVAL, "DIMMAP_ENGINE='%s' is not 'auto', 'pagecache', 'uffd' or 'kmod'", v);
     }
     if (const char* v = std::getenv("DIMMAP_PERMA"); v && *v) {
       if (std::strlen(v) >= sizeof cfg->perma) return fail(EINVAL, "DIMMAP_PERMA='%s' is too long", v);
       std::strcpy(cfg->perma, v);
     }
+    // The default depends on the engine the settings above choose (see memory_limit.hpp).
+    if (default_buffer)
+      cfg->buffer_bytes = dimmap::default_buffer_bytes(dimmap::memory_limit().bytes, dimmap::detail::buffer_is_page_cache(*cfg));
     return dimmap_config_validate(cfg);
 }
 
@@ -113,6 +118,12 @@ extern "C" int dimmap_config_init(struct dimmap_config* cfg) {
 }
 
 namespace dimmap {
+
+bool detail::environment_buffer_is_page_cache() {
+  dimmap_config cfg;
+  const uint64_t any_size = 1ull << 30;  // given, so that no default is worked out here
+  return init_config(&cfg, &any_size, nullptr) == 0 && detail::buffer_is_page_cache(cfg);
+}
 
 dimmap_config config_for_buffer(uint64_t bytes, double hot_fraction) {
   dimmap_config cfg;
@@ -143,7 +154,8 @@ extern "C" int dimmap_config_validate(const struct dimmap_config* cfg) {
       return fail(EINVAL, "I/O depth %u must be between 1 and 4096", cfg->io_depth);
     if (cfg->readahead_pages > 4096)
       return fail(EINVAL, "read-ahead of %u pages is more than 4096", cfg->readahead_pages);
-    if (cfg->engine != DIMMAP_ENGINE_UFFD && cfg->engine != DIMMAP_ENGINE_KMOD && cfg->engine != DIMMAP_ENGINE_PAGECACHE)
+    if (cfg->engine != DIMMAP_ENGINE_UFFD && cfg->engine != DIMMAP_ENGINE_KMOD && cfg->engine != DIMMAP_ENGINE_PAGECACHE &&
+        cfg->engine != DIMMAP_ENGINE_AUTO)
       return fail(EINVAL, "unknown engine %d", static_cast<int>(cfg->engine));
     if (std::memchr(cfg->perma, '\0', sizeof cfg->perma) == nullptr)
       return fail(EINVAL, "PerMA model string is not terminated");

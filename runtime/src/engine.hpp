@@ -69,4 +69,20 @@ std::unique_ptr<Engine> make_uffd_engine(const dimmap_config& config, int* err);
 std::unique_ptr<Engine> make_kmod_engine(const dimmap_config& config, int* err);
 std::unique_ptr<Engine> make_pagecache_engine(const dimmap_config& config, int* err);
 
+// Why the pagecache engine cannot run on this kernel, or nullptr when it can.
+const char* pagecache_engine_unsupported();
+
+// The engine DIMMAP_ENGINE_AUTO stands for with cfg: the pagecache engine, which costs what a
+// Linux page-cache miss costs, unless cfg needs the userfaultfd engine's view of every miss
+// (the PerMA model, in-thread faults, its own service threads) or the kernel lacks what the
+// pagecache engine needs.
+dimmap_engine auto_engine(const dimmap_config& cfg);
+
+// Whether cfg's buffer is page cache (the pagecache engine's, which the kernel may reclaim)
+// rather than memory of the engine's own.
+bool buffer_is_page_cache(const dimmap_config& cfg);
+
+// buffer_is_page_cache for the configuration DIMMAP_* variables make (false if they are bad).
+bool environment_buffer_is_page_cache();
+
 }  // namespace dimmap::detail

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <vector>
 
+#include "engine.hpp"
+
 namespace dimmap {
 namespace {
 
@@ -141,10 +143,11 @@ MemoryLimit memory_limit(const std::string& root) {
   return {0, "unknown"};
 }
 
-uint64_t default_buffer_bytes(uint64_t limit_bytes) {
+uint64_t default_buffer_bytes(uint64_t limit_bytes, bool page_cache) {
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t smallest = DIMMAP_MIN_BUFFER_PAGES * page;
-  return std::max(smallest, round_down_mib(std::min<uint64_t>(256 * kMiB, limit_bytes / 2)));
+  const uint64_t share = page_cache ? limit_bytes - limit_bytes / 8 : limit_bytes / 2;
+  return std::max(smallest, round_down_mib(std::min<uint64_t>(256 * kMiB, share)));
 }
 
 uint64_t default_min_alloc(uint64_t limit_bytes) {
@@ -161,8 +164,10 @@ BufferChoice choose_buffer(std::string_view option_text, const MemoryLimit& limi
     choice.bytes = parse_size(env, "DIMMAP_BUFFER");
     choice.why = "DIMMAP_BUFFER";
   } else {
-    choice.bytes = default_buffer_bytes(limit.bytes);
-    choice.why = "half the memory limit of " + format_size(limit.bytes) + " (" + limit.source + "), at most 256M";
+    const bool page_cache = detail::environment_buffer_is_page_cache();
+    choice.bytes = default_buffer_bytes(limit.bytes, page_cache);
+    choice.why = std::string(page_cache ? "7/8 of the memory limit of " : "half the memory limit of ") +
+                 format_size(limit.bytes) + " (" + limit.source + "), at most 256M";
     return choice;
   }
   if (limit.bytes && choice.bytes > limit.bytes)

@@ -15,8 +15,8 @@ const SettingInfo kSettings[] = {
      "external = full-external, mmap|dimmap = full-external on that backend)"},
     {"--backend", "DIMMAP_BACKEND", "What 'on storage' means: mmap (Linux page cache) or dimmap (DI-MMAP buffer) [mmap]"},
     {"--buffer", "DIMMAP_BUFFER",
-     "DI-MMAP buffer size shared by every dimmap structure, e.g. 256M, 4G [half the memory limit (cgroup or "
-     "MemAvailable), at most 256M]"},
+     "DI-MMAP buffer size shared by every dimmap structure, e.g. 256M, 4G [7/8 of the memory limit (cgroup or "
+     "MemAvailable; half with DIMMAP_ENGINE=uffd), at most 256M]"},
     {"--hot-fraction", "DIMMAP_HOT_FRACTION", "Share of the DI-MMAP buffer for the hot-page FIFO, in [0,1) [0.75]"},
     {"--storage", "DIMMAP_STORAGE", "Directory for files on storage; %r = MPI rank"},
     {"--memory-dir", "DIMMAP_MEMORY_DIR", "tmpfs directory for in-memory files; 'anonymous' = anonymous memory; %r = MPI rank [/dev/shm]"},

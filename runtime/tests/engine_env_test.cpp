@@ -59,9 +59,11 @@ TEST(EngineEnvironment, MapsABlockDevice) {
   for (size_t p = 0; p < pages; ++p) ASSERT_EQ(f.word_on_disk(p, 4), pattern_word(p, 4, p % 5 ? 0 : 2));
 }
 
-// In a child: hide /dev/userfaultfd and refuse the system call, then try to make a buffer.
-// Exit 0: refused with a message about userfaultfd; 1: created anyway; 2: refused silently;
-// 3: the test could not set itself up.
+// In a child: hide /dev/userfaultfd and refuse the system call, then try to make a buffer on
+// the userfaultfd engine, and one on the default engine, which needs no userfaultfd.
+// Exit 0: refused with a message about userfaultfd, and the default buffer works; 1: created
+// anyway; 2: refused silently; 3: the test could not set itself up; 4: the default buffer
+// failed.
 int child_without_userfaultfd() {
   if (unshare(CLONE_NEWNS) != 0) return 3;
   if (mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 3;
@@ -77,14 +79,20 @@ int child_without_userfaultfd() {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) return 3;
   dimmap_config cfg;
   if (dimmap_config_init(&cfg) != 0) return 3;
+  cfg.engine = DIMMAP_ENGINE_UFFD;
   dimmap_instance* inst = nullptr;
   if (dimmap_instance_create(&cfg, &inst) == 0) return 1;
   const std::string why = dimmap_last_error();
   std::fprintf(stderr, "refused as expected: %s\n", why.c_str());
-  return why.find("userfaultfd") != std::string::npos ? 0 : 2;
+  if (why.find("userfaultfd") == std::string::npos) return 2;
+  cfg.engine = DIMMAP_ENGINE_AUTO;
+  cfg.perma[0] = '\0';
+  if (dimmap_instance_create(&cfg, &inst) != 0) return 4;
+  const bool on_pagecache = dimmap_instance_engine(inst) == DIMMAP_ENGINE_PAGECACHE;
+  return dimmap_instance_destroy(inst) == 0 && on_pagecache ? 0 : 4;
 }
 
-TEST(EngineEnvironment, MissingUserfaultfdIsAClearError) {
+TEST(EngineEnvironment, MissingUserfaultfdIsAClearErrorAndTheDefaultEngineWorks) {
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) _exit(child_without_userfaultfd());
@@ -92,7 +100,8 @@ TEST(EngineEnvironment, MissingUserfaultfdIsAClearError) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
   if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "cannot build a namespace without userfaultfd here (needs root)";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a buffer was created anyway; 2: the error did not say why";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a buffer was created anyway; 2: the error did not say why; "
+                                       "4: the default engine failed too";
 }
 
 }  // namespace

@@ -128,13 +128,22 @@ TEST(MemoryLimit, ThisMachineIsSane) {
   EXPECT_FALSE(limit.source.empty());
 }
 
-TEST(MemoryLimit, BufferDefaultIsHalfTheLimitAtMost256M) {
-  EXPECT_EQ(dimmap::default_buffer_bytes(48 * kMiB), 24 * kMiB);
-  EXPECT_EQ(dimmap::default_buffer_bytes(300 * kMiB), 150 * kMiB);
-  EXPECT_EQ(dimmap::default_buffer_bytes(100 * kGiB), 256 * kMiB);
-  EXPECT_EQ(dimmap::default_buffer_bytes(49 * kMiB + 12345), 24 * kMiB);  // whole MiB
+TEST(MemoryLimit, BufferOfItsOwnMemoryDefaultsToHalfTheLimitAtMost256M) {
+  EXPECT_EQ(dimmap::default_buffer_bytes(48 * kMiB, false), 24 * kMiB);
+  EXPECT_EQ(dimmap::default_buffer_bytes(300 * kMiB, false), 150 * kMiB);
+  EXPECT_EQ(dimmap::default_buffer_bytes(100 * kGiB, false), 256 * kMiB);
+  EXPECT_EQ(dimmap::default_buffer_bytes(49 * kMiB + 12345, false), 24 * kMiB);  // whole MiB
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  EXPECT_EQ(dimmap::default_buffer_bytes(0), 16 * page);  // the smallest buffer there is
+  EXPECT_EQ(dimmap::default_buffer_bytes(0, false), 16 * page);  // the smallest buffer there is
+}
+
+TEST(MemoryLimit, PageCacheBufferDefaultsToSevenEighthsOfTheLimitAtMost256M) {
+  EXPECT_EQ(dimmap::default_buffer_bytes(32 * kMiB, true), 28 * kMiB);
+  EXPECT_EQ(dimmap::default_buffer_bytes(48 * kMiB, true), 42 * kMiB);
+  EXPECT_EQ(dimmap::default_buffer_bytes(100 * kGiB, true), 256 * kMiB);
+  EXPECT_EQ(dimmap::default_buffer_bytes(49 * kMiB + 12345, true), 42 * kMiB);  // whole MiB
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  EXPECT_EQ(dimmap::default_buffer_bytes(0, true), 16 * page);
 }
 
 TEST(MemoryLimit, MinAllocIsAThirtySecondBetween1MAnd64M) {
@@ -169,7 +178,7 @@ TEST_F(ChooseBuffer, EnvironmentWinsOverTheDefault) {
 TEST_F(ChooseBuffer, DefaultFollowsTheLimitAndSaysWhy) {
   unsetenv("DIMMAP_BUFFER");
   const dimmap::BufferChoice c = dimmap::choose_buffer("", limit_);
-  EXPECT_EQ(c.bytes, 24 * kMiB);
+  EXPECT_EQ(c.bytes, 42 * kMiB);  // 7/8: the default engine's buffer is page cache
   EXPECT_NE(c.why.find("48M"), std::string::npos) << c.why;
   EXPECT_NE(c.why.find("/x"), std::string::npos) << c.why;
   EXPECT_TRUE(c.warning.empty());

@@ -123,7 +123,10 @@ TEST_F(PlacementTest, BuffersShareTheirBudgetAcrossRegions) {
     ASSERT_EQ(rb.as<uint64_t>()[pg * 512], pattern_word(pg, 0, 0));
   }
   dimmap_stats_t s = buffer->stats();
-  EXPECT_EQ(s.misses, 2 * pages);
+  // Every page of both files entered the one buffer (on the pagecache engine some more than
+  // once: fault-around maps cached neighbours, which may leave and come back)...
+  EXPECT_GE(s.misses, 2 * pages);
+  // ...which held no more than its size for both.
   EXPECT_LE(s.resident_pages, 64u);
 }
 

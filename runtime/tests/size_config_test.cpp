@@ -53,12 +53,38 @@ class EnvTest : public ::testing::Test {
 TEST_F(EnvTest, DefaultsFollowThePapers) {
   dimmap_config cfg;
   ASSERT_EQ(dimmap_config_init(&cfg), 0);
-  // The buffer follows the memory limit: half of it, at most the papers' 256M.
-  EXPECT_EQ(cfg.buffer_bytes, dimmap::default_buffer_bytes(dimmap::memory_limit().bytes));
+  // The buffer follows the memory limit, at most the papers' 256M.
   EXPECT_LE(cfg.buffer_bytes, 256ull << 20);
   EXPECT_DOUBLE_EQ(cfg.hot_fraction, 0.75);
-  EXPECT_EQ(cfg.engine, DIMMAP_ENGINE_UFFD);
+  EXPECT_EQ(cfg.engine, DIMMAP_ENGINE_AUTO);
   EXPECT_EQ(cfg.readahead_pages, 64u);
+}
+
+// The default buffer is the engine's: 7/8 of the limit where it is page cache the kernel may
+// reclaim (pagecache, what auto runs here), half where it is the engine's own memory.
+TEST_F(EnvTest, DefaultBufferDependsOnTheEngine) {
+  const dimmap::MemoryLimit limit{32ull << 20, "a test's limit"};
+  const auto chosen = [&](const char* engine) {
+    setenv("DIMMAP_ENGINE", engine, 1);
+    return dimmap::choose_buffer("", limit);
+  };
+  EXPECT_EQ(chosen("uffd").bytes, 16ull << 20);
+  EXPECT_NE(chosen("uffd").why.find("half the memory limit of 32M (a test's limit)"), std::string::npos);
+  EXPECT_EQ(chosen("pagecache").bytes, 28ull << 20);
+  EXPECT_NE(chosen("pagecache").why.find("7/8 of the memory limit"), std::string::npos);
+  EXPECT_EQ(chosen("auto").bytes, 28ull << 20) << "auto runs pagecache on this kernel";
+  setenv("DIMMAP_PERMA", "lcurr", 1);  // the latency model needs the userfaultfd engine
+  EXPECT_EQ(chosen("auto").bytes, 16ull << 20);
+  unsetenv("DIMMAP_PERMA");
+  // The C API's default follows the same rule, from the real limit.
+  const uint64_t real = dimmap::memory_limit().bytes;
+  dimmap_config cfg;
+  setenv("DIMMAP_ENGINE", "uffd", 1);
+  ASSERT_EQ(dimmap_config_init(&cfg), 0);
+  EXPECT_EQ(cfg.buffer_bytes, dimmap::default_buffer_bytes(real, false));
+  setenv("DIMMAP_ENGINE", "auto", 1);
+  ASSERT_EQ(dimmap_config_init(&cfg), 0);
+  EXPECT_EQ(cfg.buffer_bytes, dimmap::default_buffer_bytes(real, true));
 }
 
 TEST_F(EnvTest, EnvironmentOverridesDefaults) {

@@ -14,17 +14,19 @@
  *                        limit (cgroup, else MemAvailable), at most 256M; memory_limit.hpp)
  *   DIMMAP_HOT_FRACTION  share of the buffer for hot pages     (default 0.75)
  *   DIMMAP_EVICT_BATCH   pages per bulk eviction                (default 64)
- *   DIMMAP_ENGINE        uffd (user space), pagecache (the policy over the kernel's page
- *                        cache: misses are kernel faults; Linux 6.7+, no PerMA) or kmod
- *                        (dimmap.ko) (default uffd); kmod maps
+ *   DIMMAP_ENGINE        auto (the default: pagecache, else uffd), pagecache (the policy
+ *                        over the kernel's page cache: misses are kernel faults; Linux
+ *                        6.7+, no PerMA), uffd (misses served through userfaultfd) or kmod
+ *                        (dimmap.ko); kmod maps
  *                        /dev/dimmapN links of a loaded module, whose buffers are sized at
  *                        insmod time (DIMMAP_BUFFER is ignored there)
  *   DIMMAP_KMOD_BUFFER   kmod: which of the module's buffers to use     (default 0)
  *   DIMMAP_IO_DEPTH      reads and writes in flight per buffer  (default 128)
  *   DIMMAP_DIRECT_IO     1 = O_DIRECT on the backing file       (default 1)
  *   DIMMAP_SPIN_US       fault server busy-polls this long before sleeping (default 50)
- *   DIMMAP_READAHEAD     uffd: most pages read ahead of a run of faults on consecutive pages
- *                        (default 64; 0 = only the faulting page, as the DI-MMAP paper)
+ *   DIMMAP_READAHEAD     pages read ahead of a run of faults on consecutive pages (uffd: at
+ *                        most; pagecache: at first, doubling) (default 64; 0 = only the
+ *                        faulting page, as the DI-MMAP paper)
  *   DIMMAP_PERMA         NVRAM latency model: lcurr|lnxt1|lnxt2|lnxt3|sim-opt|vm-disk or D,R,P,E,C
  *   DIMMAP_LOG           error|warn|info|debug                 (default warn)
  */
@@ -61,7 +63,8 @@ struct dimmap_stats {
 	uint64_t write_errors;     /* failed writebacks: reported by msync/munmap */
 	uint64_t buffer_pages;     /* size of the buffer in pages */
 	uint64_t resident_pages;   /* pages holding data now (all queues) */
-	uint64_t dirty_pages;      /* resident pages not yet written back */
+	uint64_t dirty_pages;      /* resident pages not yet written back (pagecache engine: of the
+	                              mapped ranges, whoever wrote them) */
 	uint64_t zero_fills;       /* misses on never-written pages of a sparse file: no read */
 	uint64_t prefetched;       /* pages read ahead (dimmap_prefetch, sequential faults), not faults */
 };
@@ -73,6 +76,9 @@ enum dimmap_engine {
 	DIMMAP_ENGINE_KMOD = 1, /* the dimmap.ko kernel module */
 	DIMMAP_ENGINE_PAGECACHE = 2, /* the DI-MMAP policy over the kernel's page cache: misses are
 	                                kernel faults (Linux 6.7+; no PerMA model) */
+	DIMMAP_ENGINE_AUTO = 3, /* the default: pagecache, unless the kernel lacks what it needs or
+	                           the configuration asks for what only uffd does (PerMA, in-thread
+	                           faults, service threads); then uffd */
 };
 
 struct dimmap_config {
@@ -83,7 +89,8 @@ struct dimmap_config {
 	unsigned io_depth;       /* maximum reads + writes in flight */
 	int direct_io;           /* open the backing file with O_DIRECT when possible */
 	unsigned spin_us;        /* fault server polls this long before sleeping (0 = never spin) */
-	unsigned readahead_pages; /* uffd: read-ahead window of sequential faults, at most (0 = off) */
+	unsigned readahead_pages; /* read-ahead window of sequential faults (uffd: at most; pagecache:
+	                             the first, doubling) (0 = off) */
 	enum dimmap_engine engine;
 	char perma[64];          /* latency model: preset name or "D,R,P,E,C"; "" = none */
 	unsigned service_threads; /* uffd: fault service threads (0 = by the CPU count) */
@@ -109,6 +116,8 @@ int dimmap_instance_destroy(struct dimmap_instance *inst);
 void *dimmap_instance_mmap(struct dimmap_instance *inst, void *addr, size_t length, int prot,
 			   int flags, int fd, off_t offset);
 int dimmap_instance_stats(struct dimmap_instance *inst, struct dimmap_stats *out);
+/* The engine the instance runs (DIMMAP_ENGINE_AUTO resolved). */
+enum dimmap_engine dimmap_instance_engine(const struct dimmap_instance *inst);
 
 /* mmap-compatible calls on the default instance (created on first use from the
  * environment). fd may be a regular file or a block device; offset must be page aligned

@@ -9,7 +9,8 @@
 // A DI-MMAP buffer size is resolved once, with the same precedence in every tool:
 //   1. the tool's --buffer option, when given;
 //   2. else DIMMAP_BUFFER from the environment;
-//   3. else default_buffer_bytes(memory limit): half the limit, at most 256M.
+//   3. else default_buffer_bytes(memory limit, engine): 7/8 of the limit for the pagecache
+//      engine, half for the others, at most 256M.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +32,17 @@ struct MemoryLimit {
 // returned (for root "" only; else 0 bytes with source "unknown").
 MemoryLimit memory_limit(const std::string& root = "");
 
-// The DI-MMAP buffer when no size is asked for: half the limit (the other half is for the
-// program's heap and the kernel's page tables and caches), at most 256M (the papers' size,
-// enough to cache a random-access working set on machines with plenty of memory), rounded
-// down to whole MiB, and at least the 16 pages a buffer needs.
-uint64_t default_buffer_bytes(uint64_t limit_bytes);
+// The DI-MMAP buffer when no size is asked for, at most 256M (the papers' size, enough to
+// cache a random-access working set on machines with plenty of memory), rounded down to whole
+// MiB, and at least the 16 pages a buffer needs:
+//   - page_cache (the pagecache engine, the default): 7/8 of the limit. The buffer is page
+//     cache, which the kernel may reclaim when the program leaves less room than that (no
+//     OOM kill), while a buffer much smaller than the room makes the engine drop pages the
+//     program still needs (bwa index in 32M: docs/measurements.md).
+//   - else (the userfaultfd and kernel engines, whose buffer is memory of their own that
+//     cannot be reclaimed): half the limit; the other half is for the program's heap and the
+//     kernel's page tables and caches.
+uint64_t default_buffer_bytes(uint64_t limit_bytes, bool page_cache);
 
 // The smallest allocation worth placing in a file instead of leaving it on the heap, for a
 // process whose memory is limited to limit_bytes: 1/32 of the limit, rounded down to whole

@@ -7,7 +7,7 @@
 //   setting            flag                         variable                  default
 //   placement preset   --placement                  DIMMAP_PLACEMENT          the tool's
 //   storage backend    --backend=mmap|dimmap        DIMMAP_BACKEND            mmap
-//   DI-MMAP buffer     --buffer=SIZE                DIMMAP_BUFFER             half the memory limit, <= 256M
+//   DI-MMAP buffer     --buffer=SIZE                DIMMAP_BUFFER             7/8 of the memory limit (uffd: half), <= 256M
 //   hot-page share     --hot-fraction=F             DIMMAP_HOT_FRACTION       0.75
 //   storage directory  --storage=DIR                DIMMAP_STORAGE            the tool's (".")
 //   memory directory   --memory-dir=DIR             DIMMAP_MEMORY_DIR         /dev/shm
