@@ -24,22 +24,28 @@ class CalibrationError(Exception):
     """The calibrations give no usable footprint."""
 
 
-def derive_overhead(footprints, buffer_bytes, peaks=(), source="own resident memory"):
+def derive_overhead(footprints, buffer_bytes, peaks=(), source="own resident memory", shared=None):
     """The memory a configuration needs beside its buffer, from the footprints (bytes) of
-    several calibration runs: the median footprint minus the buffer, plus a margin of 10% of it
-    (at least 2 MiB). Returns (overhead_bytes, derivation): the derivation records every
-    measurement and the rule, for the results files and the table."""
+    several calibration runs: the median footprint minus the buffer's part of it, plus a margin
+    of 10% of it (at least 2 MiB). `shared`: the runs' peaks of shared memory, where the buffer
+    is counted only as far as it is shared memory (a memfd buffer is; a buffer in the data
+    file's page cache is not, so the whole footprint is beside it); without them the whole
+    buffer is taken to be in the footprint. Returns (overhead_bytes, derivation): the
+    derivation records every measurement and the rule, for the results files and the table."""
     values = sorted(int(v) for v in footprints if v)
     if not values:
         raise CalibrationError("no calibration run measured the process's memory")
     median = int(statistics.median(values))
     margin = max(int(median * MARGIN_FRACTION), MIN_MARGIN)
-    overhead = max(median - buffer_bytes, 0) + margin
+    shared_values = sorted(int(v) for v in shared if v is not None) if shared is not None else []
+    counted = min(int(statistics.median(shared_values)), buffer_bytes) if shared_values else buffer_bytes
+    overhead = max(median - counted, 0) + margin
     derivation = {
-        "rule": f"median {source} of {len(values)} calibration run(s) - buffer + max(10%, 2 MiB)",
+        "rule": f"median {source} of {len(values)} calibration run(s) - the buffer's part of it + max(10%, 2 MiB)",
         "source": source, "calibrations": len(values), "footprints_bytes": values, "median_bytes": median,
         "spread": round((values[-1] - values[0]) / median, 4) if median else 0.0,
-        "margin_bytes": margin, "buffer_bytes": buffer_bytes, "overhead_bytes": overhead,
+        "margin_bytes": margin, "buffer_bytes": buffer_bytes, "buffer_counted_bytes": counted,
+        "shared_bytes": shared_values, "overhead_bytes": overhead,
         # The cgroup peaks, for comparison only: they include reclaimable page cache.
         "cgroup_peaks_bytes": sorted(int(p) for p in peaks if p),
     }
@@ -50,8 +56,11 @@ def describe_derivation(d):
     """One line for the log and the table: how the budget came about."""
     values = d["footprints_bytes"]
     spread = f"{format_size(values[0])}-{format_size(values[-1])}" if len(values) > 1 else format_size(values[0])
+    counted = d.get("buffer_counted_bytes", d["buffer_bytes"])
+    buffer = (f"buffer {format_size(counted)}" if counted == d["buffer_bytes"] else
+              f"{format_size(counted)} of the {format_size(d['buffer_bytes'])} buffer (the rest is page cache)")
     return (f"process {d['source']} median {format_size(d['median_bytes'])} ({spread} over {d['calibrations']} "
-            f"calibration(s)) - buffer {format_size(d['buffer_bytes'])} + margin {format_size(d['margin_bytes'])} "
+            f"calibration(s)) - {buffer} + margin {format_size(d['margin_bytes'])} "
             f"= {format_size(d['overhead_bytes'])} beside the buffer")
 
 

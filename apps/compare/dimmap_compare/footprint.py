@@ -1,6 +1,9 @@
 """python3 footprint.py OUT -- CMD [ARG...]: runs CMD and writes to OUT the peak of its own
 memory, its anonymous plus shared resident pages (RssAnon + RssShmem of /proc/PID/status,
-sampled every few milliseconds), in bytes; exits with CMD's status (128 + signal if killed).
+sampled every few milliseconds), and then the peak of its shared pages alone, in bytes ("OWN
+SHARED"); exits with CMD's status (128 + signal if killed). The shared pages tell where a
+DI-MMAP buffer is: the userfaultfd engine's is a memfd (shared, so counted), the pagecache
+engine's is the data file's page cache (not counted).
 A CMD that runs its work in child processes (dimmap-run starts the program it launches) is
 measured with them: the sum over CMD and its descendants at each sample.
 
@@ -17,13 +20,15 @@ import time
 FIELDS = ("RssAnon:", "RssShmem:")
 
 
-def resident_own_bytes(pid):
-    """RssAnon + RssShmem of pid in bytes, or None once it has gone."""
+def resident_bytes(pid):
+    """(RssAnon + RssShmem, RssShmem) of pid in bytes, or None once it has gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
-            return sum(int(line.split()[1]) * 1024 for line in f if line.startswith(FIELDS)) or None
+            fields = {line.split()[0]: int(line.split()[1]) * 1024 for line in f if line.startswith(FIELDS)}
     except (OSError, ValueError, IndexError):
         return None
+    own = sum(fields.values())
+    return (own, fields.get("RssShmem:", 0)) if own else None
 
 
 def descendants(pid):
@@ -42,7 +47,9 @@ def descendants(pid):
 
 
 def tree_bytes(pid):
-    return sum(resident_own_bytes(p) or 0 for p in descendants(pid))
+    """(own, shared) bytes of pid and its descendants."""
+    both = [resident_bytes(p) or (0, 0) for p in descendants(pid)]
+    return sum(b[0] for b in both), sum(b[1] for b in both)
 
 
 def main(argv):
@@ -57,12 +64,13 @@ def main(argv):
         return 127
     # dimmap-budget stops a run with SIGTERM: pass it on.
     signal.signal(signal.SIGTERM, lambda sig, frame: child.send_signal(sig))
-    peak = 0
+    peak = shared_peak = 0
     while child.poll() is None:
-        peak = max(peak, tree_bytes(child.pid))
+        own, shared = tree_bytes(child.pid)
+        peak, shared_peak = max(peak, own), max(shared_peak, shared)
         time.sleep(0.003)
     with open(out, "w") as f:
-        f.write(f"{peak}\n")
+        f.write(f"{peak} {shared_peak}\n")
     return child.returncode if child.returncode >= 0 else 128 - child.returncode
 
 

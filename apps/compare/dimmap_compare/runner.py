@@ -34,6 +34,7 @@ class Run:
     wall_s: float = None
     peak_bytes: int = None  # the cgroup's peak: the process plus the page cache it filled
     footprint_bytes: int = None  # the command's own resident peak (heap, DI-MMAP buffer; no page cache)
+    footprint_shared_bytes: int = None  # the part of it that is shared memory (a memfd buffer)
     extra: dict = field(default_factory=dict)
     command: str = ""
 
@@ -87,10 +88,11 @@ class Runner:
             stdout, stderr, code, timed_out = self._execute(full, env, limit, cwd)
         finally:
             report = self._read_report(report_path)
-            footprint = self._read_footprint(footprint_path) if measure_footprint else None
+            footprint, shared = self._read_footprint(footprint_path) if measure_footprint else (None, None)
         wall = report.get("seconds") or (time.monotonic() - start)
         peak = report.get("peak_bytes")
-        run = Run(FAILED, wall_s=wall, peak_bytes=peak, footprint_bytes=footprint, command=shown)
+        run = Run(FAILED, wall_s=wall, peak_bytes=peak, footprint_bytes=footprint, footprint_shared_bytes=shared,
+                  command=shown)
         if timed_out:
             run.status, run.error = TIMEOUT, f"no result within {limit:g} s (stopped)"
         elif report.get("oom_killed"):
@@ -138,12 +140,13 @@ class Runner:
 
     @staticmethod
     def _read_footprint(path):
-        """footprint.py's bytes; None if the command did not get that far."""
+        """footprint.py's (own, shared) bytes; (None, None) if the command did not get that far."""
         try:
             with open(path) as f:
-                return int(f.read().split()[-1]) or None
-        except (OSError, ValueError, IndexError):
-            return None
+                own, shared = (int(v) for v in f.read().split())
+                return (own or None, shared if own else None)
+        except (OSError, ValueError):
+            return None, None
         finally:
             try:
                 os.unlink(path)

@@ -52,6 +52,17 @@ class BudgetDerivation(unittest.TestCase):
         self.assertIn("20M-30M over 3 calibration(s)", text)
         self.assertIn("buffer 16M", text)
 
+    def test_a_page_cache_buffer_is_not_taken_out_of_the_footprint(self):
+        # The pagecache engine: 3M of heap, the 16M buffer in the data file's page cache.
+        overhead, d = budgets.derive_overhead([3 * M, 3 * M, 3 * M], 16 * M, shared=[0, 0, 0])
+        self.assertEqual(overhead, 3 * M + 2 * M)
+        self.assertEqual(d["buffer_counted_bytes"], 0)
+        self.assertIn("0 of the 16M buffer", budgets.describe_derivation(d))
+        # The userfaultfd engine: the buffer is a memfd, shared memory inside the footprint.
+        overhead, d = budgets.derive_overhead([19 * M, 19 * M, 20 * M], 16 * M, shared=[16 * M, 16 * M, 15 * M])
+        self.assertEqual(overhead, 19 * M - 16 * M + 2 * M)
+        self.assertIn("buffer 16M", budgets.describe_derivation(d))
+
     def test_small_footprints_get_at_least_two_mebibytes(self):
         overhead, d = budgets.derive_overhead([2 * M], 2 * M)
         self.assertEqual((overhead, d["margin_bytes"]), (2 * M, 2 * M))
@@ -227,14 +238,19 @@ exec "$@"
 """
 
 
+def runner_without_cgroup(d):
+    """A Runner whose dimmap-budget (written into directory d) only runs the command."""
+    fake = os.path.join(d, "fake-budget")
+    with open(fake, "w") as f:
+        f.write(FAKE_BUDGET)
+    os.chmod(fake, 0o755)
+    return Runner(Tools(d, d, {"dimmap-budget": fake}), d, 30)
+
+
 class Footprint(unittest.TestCase):
     def test_runner_measures_the_command_own_memory(self):
         with tempfile.TemporaryDirectory() as d:
-            fake = os.path.join(d, "fake-budget")
-            with open(fake, "w") as f:
-                f.write(FAKE_BUDGET)
-            os.chmod(fake, 0o755)
-            runner = Runner(Tools(d, d, {"dimmap-budget": fake}), d, 30)
+            runner = runner_without_cgroup(d)
             # 64 MiB of anonymous memory, every page written, held long enough to be sampled.
             touch = "import time; b = bytearray(64 << 20); time.sleep(0.3); print(len(b))"
             run = runner.run([sys.executable, "-c", touch], 1 << 30, lambda out, err, s: (float(out), {}),
@@ -248,14 +264,22 @@ class Footprint(unittest.TestCase):
             self.assertEqual(os.listdir(d), ["fake-budget"])  # the footprint file is removed
             self.assertIsNone(runner.run(["true"], 1 << 30, lambda *a: (1.0, {})).footprint_bytes)
 
+    def test_runner_measures_shared_memory_apart(self):
+        with tempfile.TemporaryDirectory() as d:
+            runner = runner_without_cgroup(d)
+            # 32 MiB of a shared anonymous mapping (shmem, as a memfd buffer), every page written.
+            share = ("import mmap, time; m = mmap.mmap(-1, 32 << 20); "
+                     "[m.__setitem__(i, 1) for i in range(0, 32 << 20, 4096)]; time.sleep(0.3); print(1)")
+            run = runner.run([sys.executable, "-c", share], 1 << 30, lambda out, err, s: (float(out), {}),
+                             measure_footprint=True)
+            self.assertEqual(run.status, OK, run.error)
+            self.assertGreaterEqual(run.footprint_shared_bytes, 32 * M)
+            self.assertGreaterEqual(run.footprint_bytes, run.footprint_shared_bytes)
+
     def test_a_launcher_is_measured_with_the_program_it_starts(self):
         """dimmap-run forks the program it runs: the memory is the child's, not the launcher's."""
         with tempfile.TemporaryDirectory() as d:
-            fake = os.path.join(d, "fake-budget")
-            with open(fake, "w") as f:
-                f.write(FAKE_BUDGET)
-            os.chmod(fake, 0o755)
-            runner = Runner(Tools(d, d, {"dimmap-budget": fake}), d, 30)
+            runner = runner_without_cgroup(d)
             touch = "import time; b = bytearray(64 << 20); time.sleep(0.3); print(len(b))"
             launcher = ["sh", "-c", f"{sys.executable} -c '{touch}'; exit $?"]
             run = runner.run(launcher, 1 << 30, lambda out, err, s: (float(out), {}), measure_footprint=True)

@@ -11,10 +11,10 @@ import os
 import subprocess
 
 from . import perma
-from ..budgets import CalibrationError, derive_overhead, describe_derivation
+from ..calibration import buffer_for, calibrate_overhead
 from ..experiment import Experiment, Point, Unavailable
 from ..results import Ratio
-from ..runner import OK, InvalidOutput
+from ..runner import InvalidOutput
 from ..summary import read_summary, summary_parser, with_summary
 from ..units import format_size
 
@@ -67,9 +67,10 @@ class BfsBase(Experiment):
     def overhead(self, ctx, p, flags, buffer, storage, env=None, key=""):
         """The memory the dimmap configuration needs beside its buffer, from calibration runs
         with the points' roots (data 4x the buffer, so the buffer fills) under a generous limit:
-        the median of the runs' footprints minus the buffer, plus 10% (at least 2 MiB). The
-        footprint is the process's own resident memory (anonymous and shared: heap, stacks, the
-        buffer's pages; footprint.py): the cgroup's
+        the median of the runs' footprints minus the buffer's part of them, plus 10% (at least
+        2 MiB). The footprint is the process's own resident memory (anonymous and shared: heap,
+        stacks, a memfd buffer's pages; footprint.py; a buffer in the page cache is not in it):
+        the cgroup's
         peak would add whatever page cache the run happened to leave, which a generous limit
         lets pile up and which differed 2x between identical runs. With the scratch files on
         tmpfs (bfs-perma) the footprint is the cgroup's peak instead: the algorithmic files the
@@ -79,20 +80,9 @@ class BfsBase(Experiment):
         generous = 4 * (buffer + p["algo_bytes"]) + (256 << 20)
         cmd = self.bfs_cmd(ctx, p, max(p["threads"]), storage, flags + [f"--buffer={buffer}"])
         on_tmpfs = bool(p.get("storage", "").startswith("tmpfs"))
-        footprints, peaks = [], []
-        for _ in range(ctx.pick(3, 3, 1)):
-            run = ctx.runner.run(cmd, generous, bfs_parser(cmd), env=env, evict=self.graph_files(p), measure_footprint=True)
-            if run.status != OK:
-                raise Unavailable(f"calibration run failed ({run.status}: {run.error})")
-            footprints.append(run.peak_bytes if on_tmpfs else run.footprint_bytes)
-            peaks.append(run.peak_bytes)
-        try:
-            overhead, derivation = derive_overhead(footprints, buffer, peaks,
-                                                   source="cgroup peak" if on_tmpfs else "own resident memory")
-        except CalibrationError as e:
-            raise Unavailable(f"calibration: {e}") from None
-        text = describe_derivation(derivation)
-        ctx.log(f"[{self.name}] calibration{' (' + key + ')' if key else ''}: {text}")
+        overhead, text, derivation = calibrate_overhead(ctx, self.name, cmd, bfs_parser(cmd), buffer, generous,
+                                                        evict=self.graph_files(p), env=env, key=key,
+                                                        cgroup_peak=on_tmpfs)
         p.setdefault("budget_derivation", {})[key] = text
         p.setdefault("calibration", {})[key] = derivation
         return overhead
@@ -101,10 +91,7 @@ class BfsBase(Experiment):
         """Sets p's buffer and budget: the budget is the buffer plus the measured overhead, or
         with --budget the buffer is what the budget leaves."""
         overhead = self.overhead(ctx, p, flags, buffer, storage, env)
-        if ctx.budget_override:
-            buffer = ctx.budget_override - overhead
-            if buffer < (1 << 20):
-                raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
+        buffer = buffer_for(ctx, buffer, overhead)
         p.update(buffer_bytes=buffer, budget_bytes=buffer + overhead, overhead_bytes=overhead)
 
     @staticmethod

@@ -6,12 +6,13 @@ import hashlib
 import os
 
 from ..datasets import DataError
+from ..calibration import buffer_for, calibrate_overhead
 from ..experiment import Experiment, Point, mark_disagreements
 from ..results import Ratio
 from ..runner import FAILED, MISSING, InvalidOutput
 from ..summary import summary_parser, with_summary
 from ..tools import ToolMissing
-from ..units import format_size, parse_size
+from ..units import format_size
 from .overlay import kraken2_processed
 
 INDEXES = ["gnu-hash", "two-level"]
@@ -20,14 +21,23 @@ KRAKEN2 = "kraken2 --memory-mapping @ budget"
 KRAKEN2_FILES = ("hash.k2d", "opts.k2d", "taxo.k2d")
 
 
-def kmer_budget(ctx, two_level_db, slack):
+def kmer_buffer(two_level_db):
     """The papers' setting: the DB is several times the memory; here the two-level DB is 4x the
-    buffer (the gnu-hash DB, ~3.5x bigger, fits even less, as in the paper). `slack` is the
-    process's own memory beside the buffer (k-mers or read batches)."""
-    buffer = max(os.path.getsize(two_level_db) // 4 >> 20, 4) << 20
-    slack = -(-slack >> 20) << 20  # whole MiB
-    budget = ctx.budget(buffer + slack)
-    return budget, budget - slack, slack
+    buffer (the gnu-hash DB, ~3.5x bigger, fits even less, as in the paper)."""
+    return max(os.path.getsize(two_level_db) // 4 >> 20, 4) << 20
+
+
+def equal_budget(ctx, name, p, db, calibration_cmd, parse):
+    """Sets p's buffer and budget: the budget is the buffer plus what the DI-MMAP run
+    (calibration_cmd, given the buffer) needs beside it, measured in calibration runs as the BFS
+    experiments do; with --budget the buffer is what the budget leaves."""
+    buffer = kmer_buffer(db)
+    cmd = calibration_cmd(buffer)
+    overhead, text, derivation = calibrate_overhead(ctx, name, cmd, parse(cmd), buffer,
+                                                    2 * os.path.getsize(db) + (256 << 20), evict=[db])
+    buffer = buffer_for(ctx, buffer, overhead)
+    p.update(buffer_bytes=buffer, budget_bytes=buffer + overhead, overhead_bytes=overhead,
+             budget_derivation={"": text}, calibration={"": derivation})
 
 
 def backend_flags(backend, buffer, storage):
@@ -85,7 +95,8 @@ class KmerLookup(Experiment):
     title = "Raw k-mer lookups, gnu-hash and two-level index"
     about = ("Lookups/s vs threads of the k-mers of simulated reads (the paper's synthetic HC1 set) in "
              "databases of six real genomes (datasets/fetch-genomes ci), gnu-hash and two-level index, Linux "
-             "mmap (MADV_RANDOM) vs DI-MMAP in the same budget; the two-level DB is 4x the buffer.")
+             "mmap (MADV_RANDOM) vs DI-MMAP in the same budget (the buffer plus the process memory measured "
+             "in calibration runs); the two-level DB is 4x the buffer.")
     metric = "lookup rate"
     unit = "k-mer lookups/s"
     requires = ("dimmap-budget", "kmer")
@@ -94,22 +105,27 @@ class KmerLookup(Experiment):
         reads = ctx.data.simulated_reads("ci", ctx.pick(20000, 1000, 200))
         dbs = {i: ctx.data.kmer_db("ci", i) for i in INDEXES}
         max_kmers = ctx.pick(1000000, 20000, 4000)
-        budget, buffer, slack = kmer_budget(ctx, dbs["two-level"], (8 << 20) + 8 * max_kmers)
         sizes = ", ".join(f"{i} {format_size(os.path.getsize(db))}" for i, db in dbs.items())
-        return {"reads": reads, "dbs": dbs, "budget_bytes": budget, "buffer_bytes": buffer, "slack_bytes": slack,
-                "data_label": f"DB {sizes}", "max_kmers": max_kmers,
-                "threads": ctx.threads([1, 4, 16, 64], [4, 16], [4])}
+        p = {"reads": reads, "dbs": dbs, "data_label": f"DB {sizes}", "max_kmers": max_kmers,
+             "threads": ctx.threads([1, 4, 16, 64], [4, 16], [4])}
+        db = dbs["two-level"]
+        equal_budget(ctx, self.name, p, db,
+                     lambda buffer: self.lookup_cmd(ctx, p, db, max(p["threads"]), "dimmap", buffer), lookup_parser)
+        return p
+
+    @staticmethod
+    def lookup_cmd(ctx, p, db, threads, backend, buffer):
+        storage = ctx.scratch("kmer")
+        return with_summary([ctx.tools.path("kmer"), "lookup", "--db", db, "--reads", p["reads"], "--max-kmers",
+                             str(p["max_kmers"]), "--threads", str(threads)] +
+                            backend_flags(backend, buffer, storage), storage)
 
     def points(self, ctx, p):
-        kmer = ctx.tools.path("kmer")
-        storage = ctx.scratch("kmer")
         for index in INDEXES:
             db = p["dbs"][index]
             for t in p["threads"]:
                 for label, backend in BACKENDS:
-                    cmd = with_summary([kmer, "lookup", "--db", db, "--reads", p["reads"], "--max-kmers",
-                                        str(p["max_kmers"]), "--threads", str(t)] +
-                                       backend_flags(backend, p["buffer_bytes"], storage), storage)
+                    cmd = self.lookup_cmd(ctx, p, db, t, backend, p["buffer_bytes"])
                     yield Point(label, t, cmd, p["budget_bytes"], lookup_parser(cmd), evict=[db], panel=index,
                                 data_bytes=os.path.getsize(db),
                                 params={"threads": t, "index": index,
@@ -130,7 +146,8 @@ class KmerClassify(Experiment):
     title = "k-mer classification of three read sets"
     about = ("Classification speed (input bases/s, DB opening excluded) of kmer classify on simulated reads "
              "of the six genomes and two real read sets (gasic SRR059298, honey bee sample; bowtie2 lambda "
-             "reads), gnu-hash and two-level DB, Linux mmap vs DI-MMAP in the same budget; as reference, Debian's "
+             "reads), gnu-hash and two-level DB, Linux mmap vs DI-MMAP in the same budget (the buffer plus the "
+             "process memory measured in calibration runs); as reference, Debian's "
              "kraken2 --memory-mapping with a Kraken 2 DB of the same genomes, same reads, same budget (not run "
              "where kraken2 is not installed).")
     metric = "classification speed"
@@ -148,11 +165,17 @@ class KmerClassify(Experiment):
             if name in real:
                 reads[short] = ctx.data.reads_subset(name, real[name], count)
         dbs = {i: ctx.data.kmer_db("ci", i) for i in INDEXES}
-        budget, buffer, slack = kmer_budget(ctx, dbs["two-level"], parse_size("24M"))
         sizes = ", ".join(f"{i} {format_size(os.path.getsize(db))}" for i, db in dbs.items())
-        p = {"reads": reads, "reads_per_set": count, "dbs": dbs, "budget_bytes": budget, "buffer_bytes": buffer,
-             "slack_bytes": slack, "data_label": f"DB {sizes}, {count} reads per set",
+        p = {"reads": reads, "reads_per_set": count, "dbs": dbs, "data_label": f"DB {sizes}, {count} reads per set",
              "threads": ctx.threads([16, 64], [16], [4]), "kraken2_db": None, "kraken2_skip": ""}
+        # Calibrated on the first read set. kmer classify sizes its lookup batches from the memory
+        # it has: under the calibration's generous limit every read fits one batch, so the
+        # measured memory is the most the run can need.
+        db, first = dbs["two-level"], next(iter(reads.values()))
+        out = os.path.join(ctx.scratch("kmer-classify"), "calibration")
+        equal_budget(ctx, self.name, p, db,
+                     lambda buffer: self.classify_cmd(ctx, db, first, max(p["threads"]), "dimmap", buffer, out),
+                     classify_parser)
         # The reference is optional: without kraken2 (or its DB) its points say why, the rest runs.
         try:
             ctx.tools.path("kraken2")  # its DB may be there from a machine that had it
@@ -184,17 +207,20 @@ class KmerClassify(Experiment):
                      evict=self.kraken2_files(p), panel=f"{t} threads", data_bytes=self.kraken2_bytes(p),
                      params=params)
 
+    @staticmethod
+    def classify_cmd(ctx, db, reads, threads, backend, buffer, out):
+        storage = ctx.scratch("kmer-classify")
+        return with_summary([ctx.tools.path("kmer"), "classify", "--db", db, "--reads", reads, "--out", out,
+                             "--threads", str(threads), "--quiet"] + backend_flags(backend, buffer, storage), storage)
+
     def points(self, ctx, p):
-        kmer = ctx.tools.path("kmer")
         storage = ctx.scratch("kmer-classify")
         for t in p["threads"]:
             for k, (set_name, reads) in enumerate(p["reads"].items()):
                 for index in INDEXES:
                     for label, backend in BACKENDS:
                         out = os.path.join(storage, f"t{t}-set{k}-{index}-{backend}")
-                        cmd = with_summary([kmer, "classify", "--db", p["dbs"][index], "--reads", reads, "--out",
-                                            out, "--threads", str(t), "--quiet"] +
-                                           backend_flags(backend, p["buffer_bytes"], storage), storage)
+                        cmd = self.classify_cmd(ctx, p["dbs"][index], reads, t, backend, p["buffer_bytes"], out)
                         yield Point(f"{index}, {label}", set_name, cmd, p["budget_bytes"], classify_parser(cmd),
                                     evict=[p["dbs"][index]], panel=f"{t} threads",
                                     data_bytes=os.path.getsize(p["dbs"][index]),

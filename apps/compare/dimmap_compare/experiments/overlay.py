@@ -9,10 +9,10 @@ import hashlib
 import os
 import re
 
-from ..budgets import CalibrationError, derive_overhead, describe_derivation
-from ..experiment import Experiment, Point, Unavailable, mark_disagreements
+from ..calibration import buffer_for, calibrate_overhead
+from ..experiment import Experiment, Point, mark_disagreements
 from ..results import Ratio
-from ..runner import OK, InvalidOutput
+from ..runner import InvalidOutput
 from ..units import format_size
 
 LINUX = "Linux page cache @ budget"
@@ -47,24 +47,9 @@ class OverlayBase(Experiment):
         overlay under a generous limit; --budget fixes the budget and the buffer is what it leaves."""
         buffer = max(data_bytes // self.data_per_buffer >> 20, 2) << 20
         generous = 2 * data_bytes + (256 << 20)
-        footprints, peaks = [], []
-        for _ in range(ctx.pick(3, 3, 1)):
-            run = ctx.runner.run(overlay_cmd(ctx, files, buffer, cmd), generous, parse, evict=evict,
-                                 measure_footprint=True)
-            if run.status != OK:
-                raise Unavailable(f"calibration run failed ({run.status}: {run.error})")
-            footprints.append(run.footprint_bytes)
-            peaks.append(run.peak_bytes)
-        try:
-            overhead, derivation = derive_overhead(footprints, buffer, peaks)
-        except CalibrationError as e:
-            raise Unavailable(f"calibration: {e}") from None
-        text = describe_derivation(derivation)
-        ctx.log(f"[{self.name}] calibration: {text}")
-        if ctx.budget_override:
-            buffer = ctx.budget_override - overhead
-            if buffer < (1 << 20):
-                raise Unavailable(f"--budget leaves no buffer: the process needs {format_size(overhead)} beside it")
+        overhead, text, derivation = calibrate_overhead(ctx, self.name, overlay_cmd(ctx, files, buffer, cmd), parse,
+                                                        buffer, generous, evict=evict)
+        buffer = buffer_for(ctx, buffer, overhead)
         p.update(buffer_bytes=buffer, budget_bytes=buffer + overhead, overhead_bytes=overhead,
                  budget_derivation={"": text}, calibration={"": derivation},
                  budget_label=f"budget {format_size(buffer + overhead)} (buffer {format_size(buffer)})")
