@@ -117,9 +117,12 @@ TEST(ClassifySortedBatch, EqualsPerReadKernelForAnyLookupBatch) {
     kmer::ReadClassifier kernel(db, index, params);
     std::vector<kmer::Classification> want;
     for (const auto& r : reads) want.push_back(kernel.classify(r));
+    // With read-ahead hints (first-level pages while sorting, buckets ahead while looking up)
+    // or without: the same results.
     for (const unsigned threads : {1u, 2u, 3u}) {
       for (const uint64_t lookup_batch : {uint64_t{1}, uint64_t{100}, uint64_t{5000}, uint64_t{1} << 30}) {
-        kmer::SortedBatchClassifier sorted(db, index, params, threads, lookup_batch);
+        const uint64_t readahead = threads == 2 ? 0 : uint64_t{1} << 20;
+        kmer::SortedBatchClassifier sorted(db, index, params, threads, lookup_batch, readahead);
         std::vector<kmer::Classification> got;
         sorted.classify(views.data(), views.size(), got);
         if (lookup_batch == 1) {
@@ -130,7 +133,8 @@ TEST(ClassifySortedBatch, EqualsPerReadKernelForAnyLookupBatch) {
         }
         ASSERT_EQ(got.size(), want.size());
         for (size_t i = 0; i < want.size(); ++i) {
-          ASSERT_EQ(got[i].taxid, want[i].taxid) << i << " threads " << threads << " batch " << lookup_batch;
+          ASSERT_EQ(got[i].taxid, want[i].taxid)
+              << i << " threads " << threads << " batch " << lookup_batch << " read-ahead " << readahead;
           ASSERT_EQ(got[i].type, want[i].type) << i;
           ASSERT_EQ(got[i].kmers, want[i].kmers) << i;
           ASSERT_EQ(got[i].hits, want[i].hits) << i;

@@ -104,8 +104,7 @@ class Database {
 
   // For read-ahead hints: the bytes a lookup of this k-mer reads besides its first-level entry
   // (two-level: its bucket of the second level, empty if the bucket is; gnu-hash: its hash
-  // bucket word), and the address of the first-level entry (gnu-hash: nullptr). Reads the
-  // first-level entry.
+  // bucket word). Reads the first-level entry (see first_level_entry).
   struct Span {
     const uint8_t* begin;
     const uint8_t* end;
@@ -119,6 +118,14 @@ class Database {
     const auto* b = static_cast<const uint8_t*>(second_level_) +
                     (fl & ((uint64_t{1} << kFirstLevelStartBits) - 1)) * header_->entry_bytes;
     return {b, b + (fl >> kFirstLevelStartBits) * header_->entry_bytes};
+  }
+
+  // For read-ahead hints: the address of the first-level entry a two-level lookup of this
+  // k-mer reads first (nullptr for gnu-hash). Reads nothing: sorted k-mers give ascending
+  // addresses, so the pages of a run's entries can be requested before any is read.
+  const uint64_t* first_level_entry(uint64_t kmer) const {
+    if (!first_level_) return nullptr;
+    return first_level_ + (suffix_bits_ >= 64 ? 0 : kmer >> suffix_bits_);
   }
 
   // Checks every section's CRC; throws kmer::Error naming the first bad section.
