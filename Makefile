@@ -24,11 +24,13 @@ build: setup
 	cmake --preset $(PRESET)
 	cmake --build --preset $(PRESET)
 
-# The passes run even when the main suite failed, so CI shows every failure at once.
+# The passes run even when the main suite failed, so CI shows every failure at once; the end
+# of a failed main-suite test's output is printed again last, where a log cut to its tail shows it.
 test: build
-	@status=0; ctest --preset $(PRESET) $(CTEST_ARGS) || status=1; \
+	@status=0; ctest --preset $(PRESET) $(CTEST_ARGS) || status=1; main=$$status; \
 	if [ "$(PRESET)" = ci ] && [ -z "$(CTEST_ARGS)" ] && [ -n "$(SANITIZER_PASSES)" ]; then \
 	  scripts/sanitizer-passes $(SANITIZER_PASSES) || status=1; fi; \
+	if [ $$main != 0 ]; then scripts/show-failed-tests $(BUILD); fi; \
 	exit $$status
 
 test-sanitizers: setup
