@@ -68,9 +68,12 @@ def refuses_missing_file(binary: str, work: str, *extra: str) -> None:
 
 
 def check_c_api(binary: str, work: str) -> None:
-    # The default engine writes through the page cache, where the kernel may write a dirty page
-    # itself (a sync() elsewhere, its flusher) without the engine seeing it: its count of
-    # written pages is at most what was written. The userfaultfd engine writes every page.
+    # The default engine writes through the page cache, which the kernel writes in folios: a
+    # folio of several pages (ext4 has large folios since Linux 6.16) is written whole, and
+    # again if one of its pages is written after that, while the kernel may also write a dirty
+    # page itself (its flusher, a sync() elsewhere) without the engine seeing it. So its count
+    # of pages written back may be above or below the pages the example wrote (1536 of 1024
+    # seen beside a busy suite). The userfaultfd engine writes every written page, once.
     for engine in ("", "uffd"):
         check_c_api_writes(binary, work, engine)
     refuses_missing_file(binary, work)
@@ -97,7 +100,7 @@ def check_c_api_writes(binary: str, work: str, engine: str) -> None:
     if engine == "uffd":
         expect(written >= size, "uffd engine: not every written page was counted as written back")
     else:
-        expect(0 < written <= size, f"{written} bytes counted as written back for {size} bytes written")
+        expect(written > 0 and written % PAGE == 0, f"{written} bytes counted as written back: not whole pages")
 
 
 def check_placement_checksum(binary: str, work: str) -> None:

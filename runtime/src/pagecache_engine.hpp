@@ -179,7 +179,9 @@ class PageCacheEngine final : public Engine {
   // Counts the pages one call handed to writeback: `before` dirty pages in the range before it,
   // `after` after it. A page the call skipped (locked, or still being written) stays dirty and
   // is counted by the call that writes it; a page the kernel wrote by itself (its flusher, a
-  // sync() elsewhere) is not counted at all, so the count is at most the pages written. The
+  // sync() elsewhere) is not counted at all. cachestat counts a dirty large folio's pages (in
+  // the range) as dirty, and the kernel writes the folio whole: a page of one that is written
+  // again after its neighbour was written is counted again, as it is written again. The
   // calls hold count_mu_ from the first look to the second: an msync of a range and the
   // keeper's writeback of part of it, counted at once, would both count the keeper's pages.
   void count_writeback(uint64_t before, uint64_t after) {

@@ -50,14 +50,19 @@ struct Outcome {
   std::string first_problem;
 };
 
-// Reads every record from fd until EOF (the writer is dead) or until the deadline.
+// Reads records from fd into *out until EOF (the writer is dead), until the deadline (unless
+// until_eof), or, with until_durable, until a durable record has arrived.
 void read_records(int fd, std::vector<CrashRecord>* out, std::chrono::steady_clock::time_point deadline,
-                  bool until_eof) {
+                  bool until_eof, bool until_durable = false) {
   std::vector<char> pending;
   char buf[64 * sizeof(CrashRecord)];
+  auto durable_seen = [&] {
+    return std::any_of(out->begin(), out->end(), [](const CrashRecord& r) { return r.type == CrashMsg::durable; });
+  };
   for (;;) {
+    if (until_durable && durable_seen()) break;
     int timeout_ms = -1;
-    if (!until_eof) {
+    if (!until_eof && !until_durable) {
       const auto left = deadline - std::chrono::steady_clock::now();
       if (left <= std::chrono::steady_clock::duration::zero()) break;
       timeout_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(left).count()) + 1;
@@ -166,9 +171,14 @@ TEST_P(CrashConsistency, EveryMsyncedPageSurvivesSigkill) {
     ASSERT_EQ(posix_spawn(&pid, CRASH_WRITER, &actions, nullptr, const_cast<char* const*>(argv), environ), 0);
     posix_spawn_file_actions_destroy(&actions);
     close(pipefd[1]);
-    // Kill anywhere from start-up (nothing mapped yet) to well into the run.
-    const auto delay = std::chrono::microseconds(1000 + rng() % 400000);
+    // Every 8th kill lands in start-up (nothing mapped yet, or the first rounds); the others
+    // up to 0.4 s after the writer's first msync returned. Counted from the first durable
+    // round, not from the start, a kill lands after real work however slowly a busy machine
+    // starts the writer and syncs its file (both took longer than 0.4 s beside a CI suite).
     std::vector<CrashRecord> records;
+    const bool in_start_up = it % 8 == 0;
+    if (!in_start_up) read_records(pipefd[0], &records, {}, false, true);
+    const auto delay = std::chrono::microseconds(in_start_up ? 1000 + rng() % 50000 : rng() % 400000);
     read_records(pipefd[0], &records, std::chrono::steady_clock::now() + delay, false);
     kill(pid, SIGKILL);
     read_records(pipefd[0], &records, {}, true);
@@ -197,7 +207,8 @@ TEST_P(CrashConsistency, EveryMsyncedPageSurvivesSigkill) {
               static_cast<unsigned long long>(total.lost_pages), static_cast<unsigned long long>(total.bad_words),
               static_cast<unsigned long long>(total.newer_pages),
               static_cast<unsigned long long>(kills_with_rounds_in_flight));
-  EXPECT_GT(total.durable_rounds, static_cast<uint64_t>(n)) << "the kills must land after real work";
+  EXPECT_GE(total.durable_rounds, static_cast<uint64_t>(n - (n + 7) / 8))
+      << "every kill but those in start-up waits for a durable round";
 }
 
 INSTANTIATE_TEST_SUITE_P(Placements, CrashConsistency, ::testing::Values("mmap", "dimmap"),
