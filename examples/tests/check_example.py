@@ -41,7 +41,9 @@ def fail(message: str) -> None:
 def run(binary: str, *args: str, expect_status: int = 0, engine: str = "") -> str:
     """Runs the example; engine: DIMMAP_ENGINE for it ("" = the default)."""
     env = dict(os.environ, DIMMAP_ENGINE=engine) if engine else None
-    p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=100, env=env)
+    # A run takes about a second alone; beside the suite's 256-thread soak the C API example
+    # took 70 s for its runs. The timeout catches a hang, not a slow machine.
+    p = subprocess.run([binary, *args], capture_output=True, text=True, timeout=400, env=env)
     if p.returncode != expect_status:
         fail(f"{os.path.basename(binary)} {' '.join(args)}: exit {p.returncode}, expected {expect_status}\n"
              f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
