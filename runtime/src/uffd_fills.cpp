@@ -283,9 +283,13 @@ void UffdEngine::poison_page(Region* r, size_t page, uint32_t tid) {
   madvise(r->alias + page * page_size_, page_size_, MADV_REMOVE);  // drop a half-filled page
   // UFFDIO_POISON needs an empty entry: a write-protect marker goes first.
   if (r->write_protects()) uffd_writeprotect(uffd_, addr, page_size_, false, false);
-  if (features_.poison && uffd_poison(uffd_, addr, page_size_) == 0) return;
+  const int poisoned = features_.poison ? uffd_poison(uffd_, addr, page_size_) : -ENOTSUP;
+  if (poisoned == 0) return;
+  // EEXIST: an earlier failure of the page poisoned it (this was a fault queued before that
+  // one woke its waiters). The faulting thread retries and gets SIGBUS from the poison; a
+  // signal sent now could reach it after it has gone on, and kill the process.
   // No UFFDIO_POISON (kernel < 6.6): signal the faulting thread, then let it retry.
-  if (tid) syscall(SYS_tgkill, getpid(), tid, SIGBUS);
+  if (tid && poisoned != -EEXIST) syscall(SYS_tgkill, getpid(), tid, SIGBUS);
   uffd_wake(uffd_, addr, page_size_);
 }
 
