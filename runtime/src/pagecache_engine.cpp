@@ -212,7 +212,10 @@ int PageCacheEngine::write_back(Region* r, size_t first, size_t end, int how) {
     err = msync(r->addr + first * page_size_, (end - first) * page_size_, how) == 0 ? 0 : errno;
     count_writeback(dirty, dirty ? dirty_pages(r->file.buffered_fd(), off, len) : 0);
   }
-  // The keeper's descriptor saw the same failures: they are answered here.
+  // The keeper's descriptor saw the same failures: they are answered here, and the pages are
+  // dirty again before the keeper may drop one (drop_mu_): the keeper looks for failures on
+  // that descriptor, and would not see one taken here.
+  std::lock_guard<std::mutex> dropping(drop_mu_);
   if (sync_file_range(r->writeback_fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE) != 0 && !err) err = errno;
   if (int evicting = r->write_error.exchange(0); evicting && !err) err = evicting;
   if (err) keep_dirty(r, 0, r->npages);

@@ -17,12 +17,12 @@
 //              (fault count bumped, back to the primary or hot FIFO).
 //   leaving    pages at the head of the eviction queue that were not touched leave the page
 //              cache: dirty ones are handed to writeback first (sync_file_range), then
-//              posix_fadvise(POSIX_FADV_DONTNEED) drops them; a page still being written is
-//              dropped by a later round.
+//              posix_fadvise(POSIX_FADV_DONTNEED) drops them once written; a run with a
+//              page dirty again is written again and dropped by a later round.
 // Between two scans the mapped pages may exceed the buffer by the faults of one scan interval
 // (at most 1/64 of the buffer). Writes, msync durability and I/O errors (SIGBUS on a failed
 // read, EIO from msync) are the kernel's; after a failed writeback the engine makes the cached
-// pages dirty again, so the data stays for the next msync. The PerMA latency model needs the
+// pages dirty again before it drops any, so the data stays for the next msync. The PerMA latency model needs the
 // userfaultfd engine, which sees every miss.
 //
 // Files: pagecache_engine.cpp (setup and the application's calls), pagecache_keeper.cpp (the
@@ -243,8 +243,12 @@ class PageCacheEngine final : public Engine {
   // Sorts (region id, page) pairs into runs of adjacent pages (one call each) and clears them.
   static void to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs);
 
+  // Starts the writeback of a run's dirty pages (counted; a clean run is skipped).
+  void start_writeback(const Run& run);
+
   // Drops a leaving run from the page cache; one of a writable mapping only once its write
-  // (started two rounds before) is done and did not fail.
+  // (started two rounds before) is done and did not fail, and none of its pages is dirty
+  // again (then it goes to rewrite_: written again, dropped two rounds later).
   void drop(const Run& run);
 
   const dimmap_config cfg_;
@@ -265,6 +269,7 @@ class PageCacheEngine final : public Engine {
   std::vector<Run> runs_;     // this round's leaving pages, as runs of adjacent pages
   std::vector<Run> written_;  // handed to writeback this round or the last
   std::vector<Run> settled_;  // handed to writeback two rounds ago: dropped this round
+  std::vector<Run> rewrite_;  // settled runs found dirty again: written again this round
   std::vector<Run> read_ahead_;  // to read ahead of passes this round
   bool passing_ = false;         // a pass was seen in the last kPassRounds rounds: a round every poll
   uint64_t first_window_ = 0, max_window_ = 0;  // read-ahead sizes in pages (0: none)
@@ -276,6 +281,10 @@ class PageCacheEngine final : public Engine {
   mutable std::mutex mu_;
   std::atomic<uint64_t> prefetched_{0};
   std::mutex count_mu_;                  // one counted writeback call at a time (count_writeback)
+  // A failed writeback's discovery and the cached pages made dirty again, and the keeper's
+  // look for failures and its drop, happen under it: a page whose write failed (clean, its
+  // data only in the page cache) is never dropped between the two.
+  std::mutex drop_mu_;
   std::atomic<uint64_t> writebacks_{0};  // dirty pages handed to writeback (msync or leaving)
   std::atomic<uint64_t> write_ios_{0};   // calls that handed them over
   mutable std::condition_variable cv_;          // wakes the keeper

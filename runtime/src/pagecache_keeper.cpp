@@ -207,25 +207,31 @@ void PageCacheEngine::apply() {
       if (auto it = by_id_.find(run.region_id); it != by_id_.end())
         zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
   zaps_.flush();
-  for (const Run& run : settled_) drop(run);
+  for (const Run& run : settled_) drop(run);  // a run dirty again goes to rewrite_
   settled_.swap(written_);
   written_.clear();
-  for (const Run& run : write_runs_)
-    if (auto it = by_id_.find(run.region_id); it != by_id_.end()) {
-      const Region* r = it->second.get();
-      const uint64_t off = r->file_offset + run.first * page_size_, len = run.pages * page_size_;
-      std::lock_guard<std::mutex> counting(count_mu_);
-      const uint64_t dirty = dirty_pages(r->writeback_fd, off, len);
-      if (dirty == 0) continue;  // clean (or already written): nothing to start
-      sync_file_range(r->writeback_fd, static_cast<off_t>(off), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
-      count_writeback(dirty, dirty_pages(r->writeback_fd, off, len));
-    }
+  for (const Run& run : write_runs_) start_writeback(run);
+  for (const Run& run : rewrite_) start_writeback(run);
+  written_.swap(rewrite_);
+  rewrite_.clear();
   // Pages of writable mappings are being written (above): they leave two rounds later.
   for (const Run& run : runs_)
     if (auto it = by_id_.find(run.region_id); it != by_id_.end() && it->second->writable)
       written_.push_back(run);
     else
       drop(run);
+}
+
+void PageCacheEngine::start_writeback(const Run& run) {
+  auto it = by_id_.find(run.region_id);
+  if (it == by_id_.end()) return;
+  const Region* r = it->second.get();
+  const uint64_t off = r->file_offset + run.first * page_size_, len = run.pages * page_size_;
+  std::lock_guard<std::mutex> counting(count_mu_);
+  const uint64_t dirty = dirty_pages(r->writeback_fd, off, len);
+  if (dirty == 0) return;  // clean (or already written): nothing to start
+  sync_file_range(r->writeback_fd, static_cast<off_t>(off), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
+  count_writeback(dirty, dirty_pages(r->writeback_fd, off, len));
 }
 
 bool PageCacheEngine::writeback_failed(Region* r, off_t off, off_t len) {
@@ -265,7 +271,21 @@ void PageCacheEngine::drop(const Run& run) {
   Region* r = it->second.get();
   const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
   const off_t len = static_cast<off_t>(run.pages * page_size_);
-  if (r->writable && writeback_failed(r, off, len)) return;
+  if (!r->writable) {
+    posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
+    return;
+  }
+  std::lock_guard<std::mutex> dropping(drop_mu_);
+  if (writeback_failed(r, off, len)) return;
+  // A page dirty again (written while leaving, or made dirty after a failed writeback) is
+  // written again and dropped two rounds later: POSIX_FADV_DONTNEED would start its write
+  // and drop it once done, and a write that failed would lose its data.
+  Cachestat cs;
+  if (cache_state(r->writeback_fd, static_cast<uint64_t>(off), static_cast<uint64_t>(len), &cs) &&
+      cs.nr_dirty + cs.nr_writeback > 0) {
+    rewrite_.push_back(run);
+    return;
+  }
   posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
 }
 
