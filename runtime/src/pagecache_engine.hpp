@@ -20,7 +20,9 @@
 //              posix_fadvise(POSIX_FADV_DONTNEED) drops them once written; a run with a
 //              page dirty again is written again and dropped by a later round.
 // Between two scans the mapped pages may exceed the buffer by the faults of one scan interval
-// (at most 1/64 of the buffer). Writes, msync durability and I/O errors (SIGBUS on a failed
+// (1/64 of the buffer) while the keeper keeps up; it cannot stop a thread from mapping a page
+// still cached, so threads that fault on cached pages faster than it drops them (many CPU-bound
+// threads on few cores) leave more in the page cache (runtime/README.md, "Which engine"). Writes, msync durability and I/O errors (SIGBUS on a failed
 // read, EIO from msync) are the kernel's; after a failed writeback the engine makes the cached
 // pages dirty again before it drops any, so the data stays for the next msync. The PerMA latency model needs the
 // userfaultfd engine, which sees every miss.
