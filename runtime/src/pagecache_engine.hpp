@@ -22,9 +22,10 @@
 // Between two scans the mapped pages may exceed the buffer by the faults of one scan interval
 // (1/64 of the buffer) while the keeper keeps up; it cannot stop a thread from mapping a page
 // still cached, so threads that fault on cached pages faster than it drops them (many CPU-bound
-// threads on few cores) leave more in the page cache (runtime/README.md, "Which engine"). Writes, msync durability and I/O errors (SIGBUS on a failed
-// read, EIO from msync) are the kernel's; after a failed writeback the engine makes the cached
-// pages dirty again before it drops any, so the data stays for the next msync. The PerMA latency model needs the
+// threads on few cores) leave more in the page cache (runtime/README.md, "Which engine").
+// Writes, msync durability and I/O errors (SIGBUS on a failed read, EIO from msync) are the
+// kernel's; after a failed writeback the engine makes the cached pages dirty again before it
+// drops any, so the data stays for the next msync. The PerMA latency model needs the
 // userfaultfd engine, which sees every miss.
 //
 // Files: pagecache_engine.cpp (setup and the application's calls), pagecache_keeper.cpp (the
