@@ -16,13 +16,15 @@
 //   recovery   a demoted page found mapped again by a scan was touched: the policy recovers it
 //              (fault count bumped, back to the primary or hot FIFO).
 //   leaving    pages at the head of the eviction queue that were not touched leave the page
-//              cache: dirty ones are handed to writeback first (sync_file_range), then
-//              posix_fadvise(POSIX_FADV_DONTNEED) drops them once written; a run with a
-//              page dirty again is written again and dropped by a later round.
+//              cache in the round that chose them: dirty ones are handed to writeback first
+//              (sync_file_range), then posix_fadvise(POSIX_FADV_DONTNEED) drops each run once
+//              its write is done; a run with a page dirty again is written again and dropped
+//              by the next round.
 // Between two scans the mapped pages may exceed the buffer by the faults of one scan interval
-// (1/64 of the buffer) while the keeper keeps up; it cannot stop a thread from mapping a page
-// still cached, so threads that fault on cached pages faster than it drops them (many CPU-bound
-// threads on few cores) leave more in the page cache (runtime/README.md, "Which engine").
+// (1/64 of the buffer) while the keeper keeps up. It cannot make a faulting thread wait: it
+// runs at the highest priority it may take, and threads that fault faster than it can write
+// back and drop pages (many threads writing every page they touch, on few cores) still leave
+// more in the page cache (runtime/README.md, "Which engine").
 // Writes, msync durability and I/O errors (SIGBUS on a failed read, EIO from msync) are the
 // kernel's; after a failed writeback the engine makes the cached pages dirty again before it
 // drops any, so the data stays for the next msync. The PerMA latency model needs the
@@ -232,9 +234,12 @@ class PageCacheEngine final : public Engine {
   void add_write_extent(uint32_t id, uint64_t page);
 
   // Unmaps the demoted pages, then drops the leaving ones from the page cache (the regions
-  // lock held, so none is unmapped meanwhile; the lists are the keeper's own). A
-  // leaving page of a writable mapping is handed to writeback first and dropped two rounds
-  // later, once clean (the kernel cannot drop a dirty page).
+  // lock held, so none is unmapped meanwhile; the lists are the keeper's own). The
+  // leaving pages of writable mappings are all handed to writeback first, and each run is
+  // dropped once its write is done (the kernel cannot drop a dirty page). A leaving page
+  // left in the page cache while others' writes go on would be mapped again by the kernel's
+  // fault-around beside any fault on a neighbour: the keeper would then find it as a new
+  // miss, and under load more such pages every round than it can drop.
   void apply();
 
   // Whether a writeback of r's file failed, once the writeback of [off, off + len) is done.
@@ -249,9 +254,9 @@ class PageCacheEngine final : public Engine {
   // Starts the writeback of a run's dirty pages (counted; a clean run is skipped).
   void start_writeback(const Run& run);
 
-  // Drops a leaving run from the page cache; one of a writable mapping only once its write
-  // (started two rounds before) is done and did not fail, and none of its pages is dirty
-  // again (then it goes to rewrite_: written again, dropped two rounds later).
+  // Unmaps a leaving run again and drops it from the page cache; one of a writable mapping
+  // only once its write (started earlier in the round) is done and did not fail, and none of
+  // its pages is dirty again (else it goes to rewrite_: written again and dropped next round).
   void drop(const Run& run);
 
   const dimmap_config cfg_;
@@ -270,9 +275,7 @@ class PageCacheEngine final : public Engine {
   std::vector<Run> write_runs_;  // to_write_ as runs
   uint64_t round_ = 0;           // the keeper's rounds (apply calls)
   std::vector<Run> runs_;     // this round's leaving pages, as runs of adjacent pages
-  std::vector<Run> written_;  // handed to writeback this round or the last
-  std::vector<Run> settled_;  // handed to writeback two rounds ago: dropped this round
-  std::vector<Run> rewrite_;  // settled runs found dirty again: written again this round
+  std::vector<Run> rewrite_;  // leaving runs found dirty again: written and dropped next round
   std::vector<Run> read_ahead_;  // to read ahead of passes this round
   bool passing_ = false;         // a pass was seen in the last kPassRounds rounds: a round every poll
   uint64_t first_window_ = 0, max_window_ = 0;  // read-ahead sizes in pages (0: none)

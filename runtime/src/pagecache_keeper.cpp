@@ -22,10 +22,28 @@ uint64_t process_faults() {
   return static_cast<uint64_t>(ru.ru_minflt) + static_cast<uint64_t>(ru.ru_majflt);
 }
 
+// The keeper does for the mapped files what the kernel's reclaim does under a memory limit,
+// but it cannot make a faulting thread wait: where many busy threads share few cores, it keeps
+// the buffer's bound only if it wins the CPU when it has work. So it runs at the highest
+// priority it may take: nice -20 with CAP_SYS_NICE (as root), else what RLIMIT_NICE allows,
+// else unchanged. Its work follows the faults, so it takes CPU only as the program misses.
+void raise_keeper_priority() {
+  constexpr int kHighest = -20;
+  const id_t self = static_cast<id_t>(gettid());
+  if (setpriority(PRIO_PROCESS, self, kHighest) == 0) return;
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_NICE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur > 20) {
+    const int allowed = 20 - static_cast<int>(std::min<rlim_t>(lim.rlim_cur, 40));
+    if (setpriority(PRIO_PROCESS, self, allowed) == 0) return;
+  }
+  log(LogLevel::debug, "pagecache keeper: runs at the program's priority (%s)", std::strerror(errno));
+}
+
 }  // namespace
 
 void PageCacheEngine::keep() {
   pthread_setname_np(pthread_self(), "dimmap-keeper");
+  raise_keeper_priority();
   std::unique_lock<std::mutex> lock(mu_);
   uint64_t seen = process_faults();
   while (!stop_) {
@@ -199,27 +217,21 @@ void PageCacheEngine::apply() {
   read_ahead_.clear();
   to_runs(&leaving_, &runs_);
   to_runs(&to_write_, &write_runs_);
-  // Leaving pages lose their PTEs again too: the kernel's fault-around may have mapped them
-  // beside a neighbour's fault, and a mapped page cannot be dropped (a failed drop also
-  // costs the kernel a drain of every CPU's LRU cache).
-  for (const std::vector<Run>* list : {&settled_, &runs_})
+  // The pages demoted this round and the leaving ones lose their PTEs in one call: a leaving
+  // page may have been mapped again since its demotion (touched, or by the kernel's
+  // fault-around beside a neighbour), and writing a mapped page costs a TLB shootdown.
+  for (const std::vector<Run>* list : {&runs_, &rewrite_})
     for (const Run& run : *list)
       if (auto it = by_id_.find(run.region_id); it != by_id_.end())
         zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
   zaps_.flush();
-  for (const Run& run : settled_) drop(run);  // a run dirty again goes to rewrite_
-  settled_.swap(written_);
-  written_.clear();
+  // The writes of this round's leaving pages and of the runs found dirty again last round go
+  // out together; each run's drop below waits for its own.
   for (const Run& run : write_runs_) start_writeback(run);
   for (const Run& run : rewrite_) start_writeback(run);
-  written_.swap(rewrite_);
+  runs_.insert(runs_.end(), rewrite_.begin(), rewrite_.end());
   rewrite_.clear();
-  // Pages of writable mappings are being written (above): they leave two rounds later.
-  for (const Run& run : runs_)
-    if (auto it = by_id_.find(run.region_id); it != by_id_.end() && it->second->writable)
-      written_.push_back(run);
-    else
-      drop(run);
+  for (const Run& run : runs_) drop(run);  // a run dirty again goes to rewrite_
 }
 
 void PageCacheEngine::start_writeback(const Run& run) {
@@ -240,7 +252,7 @@ bool PageCacheEngine::writeback_failed(Region* r, off_t off, off_t len) {
     r->failed_this_round = false;
   }
   if (r->failed_this_round) return true;
-  // Waits for the run's writeback (started two rounds ago: done by now, as a rule), then
+  // Waits for the run's writeback (started earlier in this round), then
   // reports any failure of the file's writeback since the last look. A page whose write
   // failed is clean: dropped before this look, its data would be lost.
   if (sync_file_range(r->writeback_fd, off, len, SYNC_FILE_RANGE_WAIT_BEFORE) == 0) return false;
@@ -271,14 +283,24 @@ void PageCacheEngine::drop(const Run& run) {
   Region* r = it->second.get();
   const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
   const off_t len = static_cast<off_t>(run.pages * page_size_);
+  // The run loses its PTEs again right before its drop: the kernel's fault-around maps cached
+  // pages beside any fault, and a mapped page cannot be dropped (a failed drop also costs the
+  // kernel a drain of every CPU's LRU cache). Unmapped since its demotion, as a rule, it costs
+  // no TLB flush.
+  char* const addr = r->addr + run.first * page_size_;
   if (!r->writable) {
+    madvise(addr, static_cast<size_t>(len), MADV_DONTNEED);
     posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
     return;
   }
   std::lock_guard<std::mutex> dropping(drop_mu_);
-  if (writeback_failed(r, off, len)) return;
+  if (writeback_failed(r, off, len)) {
+    rewrite_.push_back(run);  // its data is only in the page cache: it stays, and is written again
+    return;
+  }
+  madvise(addr, static_cast<size_t>(len), MADV_DONTNEED);
   // A page dirty again (written while leaving, or made dirty after a failed writeback) is
-  // written again and dropped two rounds later: POSIX_FADV_DONTNEED would start its write
+  // written again and dropped by the next round: POSIX_FADV_DONTNEED would start its write
   // and drop it once done, and a write that failed would lose its data.
   Cachestat cs;
   if (cache_state(r->writeback_fd, static_cast<uint64_t>(off), static_cast<uint64_t>(len), &cs) &&

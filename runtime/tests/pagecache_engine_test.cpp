@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -85,6 +87,77 @@ TEST(PageCacheEngine, ReadsThroughASmallBufferKeepTheFileOutOfMemory) {
   EXPECT_LE(most_cached, 256u + 64u);
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0) << dimmap_last_error();
   EXPECT_LE(cached_pages_of(f, pages), 16u) << "the buffer's pages go with the mapping";
+}
+
+// Many threads fault on the file at once; half the time a sampler counts the file's pages in
+// the page cache. The keeper must keep them near the buffer, as the kernel's reclaim keeps a
+// program under a memory limit: the median sample within a quarter of the buffer beyond it
+// (reads) or within twice the buffer (writes: a leaving page waits for its write).
+// Without it (a keeper that leaves written pages cached for rounds, or one starved of the CPU
+// by the busy threads), the page cache ends up holding the whole file, 4x the buffer.
+struct Load {
+  size_t threads;
+  int prot;
+  double hot_ops, hot_space;  // share of accesses that go to the first hot_space of the file
+  bool write;                 // every access a read-modify-write, else a read
+};
+
+size_t median_cached_under(const Load& load) {
+  const size_t pages = 16384, buffer = 4096;  // 64 MiB file, 16 MiB buffer
+  TempFile f(pages);
+  evict_from_page_cache(f);
+  PageCacheInstance in(buffer * kPage);
+  uint64_t* m = in.map(f, pages, load.prot);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> wrong{0};
+  std::vector<std::thread> workers;
+  for (size_t t = 0; t < load.threads; ++t)
+    workers.emplace_back([&, t] {
+      std::mt19937_64 rng(t + 1);
+      const size_t hot = static_cast<size_t>(pages * load.hot_space);
+      while (!stop.load(std::memory_order_relaxed)) {
+        const uint64_t x = rng();
+        const bool to_hot = static_cast<double>(x >> 11) / static_cast<double>(1ull << 53) < load.hot_ops;
+        const size_t p = to_hot ? x % hot : hot + x % (pages - hot);
+        if (load.write) {
+          m[p * 512 + 1 + t] += 1;  // a word of its own; word 0 keeps its pattern for the check below
+        } else if (m[p * 512] != pattern_word(p, 0, 0)) {
+          wrong.fetch_add(1);
+        }
+      }
+    });
+  std::vector<size_t> samples;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  while (std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    samples.push_back(cached_pages(m, pages));
+  }
+  stop = true;
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
+  for (size_t p = 0; p < pages; p += 97) EXPECT_EQ(f.word_on_disk(p, 0), pattern_word(p, 0, 0)) << "page " << p;
+  std::sort(samples.begin(), samples.end());
+  EXPECT_FALSE(samples.empty());
+  return samples.empty() ? 0 : samples[samples.size() / 2];
+}
+
+bool keeper_can_take_priority() {
+  struct rlimit lim;
+  return geteuid() == 0 || (getrlimit(RLIMIT_NICE, &lim) == 0 && lim.rlim_cur > 20);
+}
+
+TEST(PageCacheEngine, ManyBusyThreadsReadingStayWithinTheBuffer) {
+  if (!keeper_can_take_priority())
+    GTEST_SKIP() << "64 busy threads on few cores starve a keeper that cannot raise its priority (needs root or RLIMIT_NICE)";
+  const size_t median = median_cached_under({64, PROT_READ, 0.95, 0.10, false});
+  EXPECT_LE(median, 4096u * 5 / 4) << "pages of the file in the page cache, median of the samples";
+}
+
+TEST(PageCacheEngine, ThreadsWritingEveryPageTheyTouchStayWithinTheBuffer) {
+  if (!keeper_can_take_priority()) GTEST_SKIP() << "the keeper cannot raise its priority (needs root or RLIMIT_NICE)";
+  const size_t median = median_cached_under({8, PROT_READ | PROT_WRITE, 0.0, 0.0, true});
+  EXPECT_LE(median, 4096u * 2) << "pages of the file in the page cache, median of the samples";
 }
 
 TEST(PageCacheEngine, TouchedVictimsAreRecoveredWithoutIo) {
