@@ -237,9 +237,9 @@ class PageCacheEngine final : public Engine {
   // lock held, so none is unmapped meanwhile; the lists are the keeper's own). The
   // leaving pages of writable mappings are all handed to writeback first, and each run is
   // dropped once its write is done (the kernel cannot drop a dirty page). A leaving page
-  // left in the page cache while others' writes go on would be mapped again by the kernel's
-  // fault-around beside any fault on a neighbour: the keeper would then find it as a new
-  // miss, and under load more such pages every round than it can drop.
+  // left in the page cache for rounds is mapped again (touched at the cost of a minor fault,
+  // or by the kernel's fault-around beside a neighbour's fault): the keeper then finds it as
+  // a new miss, and under load more such pages every round than it can drop.
   void apply();
 
   // Whether a writeback of r's file failed, once the writeback of [off, off + len) is done.
