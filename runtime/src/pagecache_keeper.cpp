@@ -217,20 +217,19 @@ void PageCacheEngine::apply() {
   read_ahead_.clear();
   to_runs(&leaving_, &runs_);
   to_runs(&to_write_, &write_runs_);
+  // The runs found dirty again last round leave again, written first.
+  runs_.insert(runs_.end(), rewrite_.begin(), rewrite_.end());
+  write_runs_.insert(write_runs_.end(), rewrite_.begin(), rewrite_.end());
+  rewrite_.clear();
   // The pages demoted this round and the leaving ones lose their PTEs in one call: a leaving
   // page may have been mapped again since its demotion (touched, or by the kernel's
   // fault-around beside a neighbour), and writing a mapped page costs a TLB shootdown.
-  for (const std::vector<Run>* list : {&runs_, &rewrite_})
-    for (const Run& run : *list)
-      if (auto it = by_id_.find(run.region_id); it != by_id_.end())
-        zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
+  for (const Run& run : runs_)
+    if (auto it = by_id_.find(run.region_id); it != by_id_.end())
+      zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
   zaps_.flush();
-  // The writes of this round's leaving pages and of the runs found dirty again last round go
-  // out together; each run's drop below waits for its own.
+  // The writes go out together; each run's drop below waits for its own.
   for (const Run& run : write_runs_) start_writeback(run);
-  for (const Run& run : rewrite_) start_writeback(run);
-  runs_.insert(runs_.end(), rewrite_.begin(), rewrite_.end());
-  rewrite_.clear();
   for (const Run& run : runs_) drop(run);  // a run dirty again goes to rewrite_
 }
 

@@ -89,17 +89,16 @@ TEST(PageCacheEngine, ReadsThroughASmallBufferKeepTheFileOutOfMemory) {
   EXPECT_LE(cached_pages_of(f, pages), 16u) << "the buffer's pages go with the mapping";
 }
 
-// Many threads fault on the file at once; half the time a sampler counts the file's pages in
-// the page cache. The keeper must keep them near the buffer, as the kernel's reclaim keeps a
+// Many threads fault on the file at once; every 5 ms a sampler counts the file's pages in the
+// page cache. The keeper must keep them near the buffer, as the kernel's reclaim keeps a
 // program under a memory limit: the median sample within a quarter of the buffer beyond it
 // (reads) or within twice the buffer (writes: a leaving page waits for its write).
 // Without it (a keeper that leaves written pages cached for rounds, or one starved of the CPU
 // by the busy threads), the page cache ends up holding the whole file, 4x the buffer.
 struct Load {
   size_t threads;
-  int prot;
   double hot_ops, hot_space;  // share of accesses that go to the first hot_space of the file
-  bool write;                 // every access a read-modify-write, else a read
+  bool write;                 // every access a read-modify-write (a writable mapping), else a read
 };
 
 size_t median_cached_under(const Load& load) {
@@ -107,7 +106,7 @@ size_t median_cached_under(const Load& load) {
   TempFile f(pages);
   evict_from_page_cache(f);
   PageCacheInstance in(buffer * kPage);
-  uint64_t* m = in.map(f, pages, load.prot);
+  uint64_t* m = in.map(f, pages, load.write ? PROT_READ | PROT_WRITE : PROT_READ);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> wrong{0};
   std::vector<std::thread> workers;
@@ -150,13 +149,13 @@ bool keeper_can_take_priority() {
 TEST(PageCacheEngine, ManyBusyThreadsReadingStayWithinTheBuffer) {
   if (!keeper_can_take_priority())
     GTEST_SKIP() << "64 busy threads on few cores starve a keeper that cannot raise its priority (needs root or RLIMIT_NICE)";
-  const size_t median = median_cached_under({64, PROT_READ, 0.95, 0.10, false});
+  const size_t median = median_cached_under({64, 0.95, 0.10, false});
   EXPECT_LE(median, 4096u * 5 / 4) << "pages of the file in the page cache, median of the samples";
 }
 
 TEST(PageCacheEngine, ThreadsWritingEveryPageTheyTouchStayWithinTheBuffer) {
   if (!keeper_can_take_priority()) GTEST_SKIP() << "the keeper cannot raise its priority (needs root or RLIMIT_NICE)";
-  const size_t median = median_cached_under({8, PROT_READ | PROT_WRITE, 0.0, 0.0, true});
+  const size_t median = median_cached_under({8, 0.0, 0.0, true});
   EXPECT_LE(median, 4096u * 2) << "pages of the file in the page cache, median of the samples";
 }
 

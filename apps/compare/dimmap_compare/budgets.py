@@ -24,6 +24,11 @@ class CalibrationError(Exception):
     """The calibrations give no usable footprint."""
 
 
+def margin_for(need_bytes):
+    """The margin added to a measured need beside the buffer: 10% of it, at least 2 MiB."""
+    return max(int(need_bytes * MARGIN_FRACTION), MIN_MARGIN)
+
+
 def derive_overhead(footprints, buffer_bytes, peaks=(), source="own resident memory", shared=None):
     """The memory a configuration needs beside its buffer, from the footprints (bytes) of
     several calibration runs: the median footprint minus the buffer's part of it, plus a margin
@@ -36,7 +41,7 @@ def derive_overhead(footprints, buffer_bytes, peaks=(), source="own resident mem
     if not values:
         raise CalibrationError("no calibration run measured the process's memory")
     median = int(statistics.median(values))
-    margin = max(int(median * MARGIN_FRACTION), MIN_MARGIN)
+    margin = margin_for(median)
     shared_values = sorted(int(v) for v in shared if v is not None) if shared is not None else []
     counted = min(int(statistics.median(shared_values)), buffer_bytes) if shared_values else buffer_bytes
     overhead = max(median - counted, 0) + margin

@@ -88,7 +88,7 @@ class Runner:
             stdout, stderr, code, timed_out = self._execute(full, env, limit, cwd)
         finally:
             report = self._read_report(report_path)
-            footprint, shared = self._read_footprint(footprint_path) if measure_footprint else (None, None)
+            footprint, shared = self.read_footprint(footprint_path) if measure_footprint else (None, None)
         wall = report.get("seconds") or (time.monotonic() - start)
         peak = report.get("peak_bytes")
         run = Run(FAILED, wall_s=wall, peak_bytes=peak, footprint_bytes=footprint, footprint_shared_bytes=shared,
@@ -139,7 +139,7 @@ class Runner:
             return proc.communicate()
 
     @staticmethod
-    def _read_footprint(path):
+    def read_footprint(path):
         """footprint.py's (own, shared) bytes; (None, None) if the command did not get that far."""
         try:
             with open(path) as f:
