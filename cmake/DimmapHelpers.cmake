@@ -17,12 +17,16 @@ endif()
 
 include(GoogleTest)
 
-# dimmap_add_gtest(NAME SOURCES a.cpp b.cpp LIBS x y LABELS unit [TIMEOUT s])
+# dimmap_add_gtest(NAME SOURCES a.cpp b.cpp LIBS x y LABELS unit [TIMEOUT s] [RESOURCE_LOCK name])
 # Builds a Google Test binary and registers each test case with CTest under the labels.
 function(dimmap_add_gtest name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;RESOURCE_LOCK" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
+  endif()
+  set(lock)
+  if(ARG_RESOURCE_LOCK)
+    set(lock RESOURCE_LOCK ${ARG_RESOURCE_LOCK})
   endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
@@ -31,7 +35,7 @@ function(dimmap_add_gtest name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main dimmap_warnings)
   gtest_discover_tests(${name}
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} SKIP_RETURN_CODE 77)
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} SKIP_RETURN_CODE 77 ${lock})
 endfunction()
 
 # dimmap_add_script_test(NAME COMMAND cmd args... LABELS integration [TIMEOUT s] [ENV k=v ...])
