@@ -57,6 +57,10 @@ int PageCacheEngine::start() {
   if (const char* why = pagecache_engine_unsupported()) return fail(ENOTSUP, "%s", why);
   pagemap_fd_ = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (pagemap_fd_ < 0) return fail(errno, "cannot open /proc/self/pagemap: %s", std::strerror(errno));
+  no_fault_around_fd_ = uffd_open_wp_async();
+  if (no_fault_around_fd_ < 0)
+    log(LogLevel::info, "pagecache engine: no userfaultfd with asynchronous write-protect (%s): the kernel's "
+        "fault-around stays on, and demoted pages beside a fault count as touched", std::strerror(-no_fault_around_fd_));
   try {
     keeper_ = std::thread([this] { keep(); });
   } catch (const std::system_error& e) {
@@ -77,10 +81,20 @@ int PageCacheEngine::map(void* hint, size_t length, int prot, int flags, int fd,
   r->writable = (prot & PROT_WRITE) && (flags & MAP_SHARED);
   if (r->npages >= (1ull << kRegionShift)) return fail(EFBIG, "dimmap_mmap('%s'): mapping too large", path);
   r->in_fifo.assign((r->npages + 63) / 64, 0);
-  const int keep_flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_FIXED | MAP_FIXED_NOREPLACE);
+  int keep_flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_FIXED | MAP_FIXED_NOREPLACE);
+  // A read-only mapping is mapped private, the same page-cache pages, so that it may be
+  // registered to turn off fault-around (a shared mapping of a file opened read-only may not).
+  // Its file was opened read-only: a program that made it writable could not write the file
+  // through either kind.
+  if (no_fault_around_fd_ >= 0 && !(prot & PROT_WRITE)) keep_flags = (keep_flags & ~MAP_SHARED) | MAP_PRIVATE;
   void* a = mmap(hint, length, prot, keep_flags, r->file.buffered_fd(), offset);
   if (a == MAP_FAILED) return fail(errno, "dimmap_mmap('%s'): mmap failed: %s", path, std::strerror(errno));
   r->addr = static_cast<char*>(a);
+  if (no_fault_around_fd_ >= 0) {
+    if (int rc = uffd_register_wp_only(no_fault_around_fd_, a, r->length); rc < 0)
+      log(LogLevel::info, "dimmap_mmap('%s'): fault-around stays on (userfaultfd registration: %s)", path,
+          std::strerror(-rc));
+  }
   if (r->writable) {
     const std::string self = "/proc/self/fd/" + std::to_string(r->file.buffered_fd());
     r->writeback_fd = ::open(self.c_str(), O_RDWR | O_CLOEXEC);

@@ -14,7 +14,14 @@
 //              process_madvise(MADV_DONTNEED), one TLB flush per batch) and stays in the page
 //              cache, so a touch maps it again inside the kernel with no I/O.
 //   recovery   a demoted page found mapped again by a scan was touched: the policy recovers it
-//              (fault count bumped, back to the primary or hot FIFO).
+//              (fault count bumped, back to the primary or hot FIFO). So the kernel must map
+//              only the page a thread touched: each mapping is registered with a userfaultfd
+//              for write-protect faults only (UFFD_FEATURE_WP_ASYNC, nothing ever protected),
+//              which turns off the kernel's fault-around. With it, every fault mapped up to 15
+//              cached neighbours, and a demoted neighbour counted as touched: cold pages
+//              climbed into the hot FIFO and pushed hot ones out, round and round. A read-only
+//              mapping is mapped private for this (a shared one of a read-only file may not
+//              be registered); without userfaultfd, fault-around stays.
 //   leaving    pages at the head of the eviction queue that were not touched leave the page
 //              cache in the round that chose them: dirty ones are handed to writeback first
 //              (sync_file_range), then posix_fadvise(POSIX_FADV_DONTNEED) drops each run once
@@ -144,6 +151,7 @@ class PageCacheEngine final : public Engine {
     cv_.notify_all();
     if (keeper_.joinable()) keeper_.join();
     if (pagemap_fd_ >= 0) close(pagemap_fd_);
+    if (no_fault_around_fd_ >= 0) close(no_fault_around_fd_);
   }
 
   int start();
@@ -238,7 +246,7 @@ class PageCacheEngine final : public Engine {
   // leaving pages of writable mappings are all handed to writeback first, and each run is
   // dropped once its write is done (the kernel cannot drop a dirty page). A leaving page
   // left in the page cache for rounds is mapped again (touched at the cost of a minor fault,
-  // or by the kernel's fault-around beside a neighbour's fault): the keeper then finds it as
+  // or by fault-around where it is on): the keeper then finds it as
   // a new miss, and under load more such pages every round than it can drop.
   void apply();
 
@@ -268,6 +276,7 @@ class PageCacheEngine final : public Engine {
   std::vector<uint32_t> batch_;
   uint64_t scan_after_ = 64;
   int pagemap_fd_ = -1;
+  int no_fault_around_fd_ = -1;  // the userfaultfd that turns off fault-around, or -errno
   PageRegion vec_[4096];
   std::vector<size_t> fresh_;
   std::vector<std::pair<uint32_t, uint64_t>> leaving_;   // (region id, page) to drop this round

@@ -222,8 +222,8 @@ void PageCacheEngine::apply() {
   write_runs_.insert(write_runs_.end(), rewrite_.begin(), rewrite_.end());
   rewrite_.clear();
   // The pages demoted this round and the leaving ones lose their PTEs in one call: a leaving
-  // page may have been mapped again since its demotion (touched, or by the kernel's
-  // fault-around beside a neighbour), and writing a mapped page costs a TLB shootdown.
+  // page may have been mapped again since its demotion (touched after the scan, or by the
+  // kernel's fault-around where it is on), and writing a mapped page costs a TLB shootdown.
   for (const Run& run : runs_)
     if (auto it = by_id_.find(run.region_id); it != by_id_.end())
       zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
@@ -282,8 +282,8 @@ void PageCacheEngine::drop(const Run& run) {
   Region* r = it->second.get();
   const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
   const off_t len = static_cast<off_t>(run.pages * page_size_);
-  // The run loses its PTEs again right before its drop: the kernel's fault-around maps cached
-  // pages beside any fault, and a mapped page cannot be dropped (a failed drop also costs the
+  // The run loses its PTEs again right before its drop: a touch since the scan (or fault-around,
+  // where it is on) maps it again, and a mapped page cannot be dropped (a failed drop also costs the
   // kernel a drain of every CPU's LRU cache). Unmapped since its demotion, as a rule, it costs
   // no TLB flush.
   char* const addr = r->addr + run.first * page_size_;

@@ -19,6 +19,9 @@
 #ifndef UFFD_USER_MODE_ONLY
 #define UFFD_USER_MODE_ONLY 1
 #endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
 #ifndef UFFD_FEATURE_POISON
 #define UFFD_FEATURE_POISON (1 << 14)
 #endif
@@ -109,6 +112,28 @@ int uffd_register(int uffd, void* addr, size_t len, bool wp) {
   reg.range.start = reinterpret_cast<uintptr_t>(addr);
   reg.range.len = len;
   reg.mode = UFFDIO_REGISTER_MODE_MISSING | (wp ? UFFDIO_REGISTER_MODE_WP : 0);
+  return ioctl_errno(uffd, UFFDIO_REGISTER, &reg);
+}
+
+int uffd_open_wp_async() {
+  bool kernel_faults = true;
+  const int fd = new_uffd(&kernel_faults);
+  if (fd < 0) return fd;
+  struct uffdio_api api = {};
+  api.api = UFFD_API;
+  api.features = UFFD_FEATURE_WP_ASYNC;
+  if (const int rc = ioctl_errno(fd, UFFDIO_API, &api); rc < 0) {
+    close(fd);
+    return rc;
+  }
+  return fd;
+}
+
+int uffd_register_wp_only(int uffd, void* addr, size_t len) {
+  struct uffdio_register reg = {};
+  reg.range.start = reinterpret_cast<uintptr_t>(addr);
+  reg.range.len = len;
+  reg.mode = UFFDIO_REGISTER_MODE_WP;
   return ioctl_errno(uffd, UFFDIO_REGISTER, &reg);
 }
 

@@ -25,6 +25,17 @@ struct UffdFeatures {
 // (UFFD_FEATURE_SIGBUS, for in-thread fault service).
 int uffd_open(UffdFeatures* features, bool sigbus = false);
 
+// A userfaultfd whose only use is to switch off the kernel's fault-around on file mappings:
+// a mapping registered with it for write-protect faults (uffd_register_wp_only) gets no
+// fault-around, and with UFFD_FEATURE_WP_ASYNC a write-protect fault would be resolved by the
+// kernel itself, so no message is ever queued. Nothing is ever write-protected through it.
+// Returns the fd, or -errno where the kernel lacks it (6.7+) or userfaultfd is refused; it
+// sets no error (the caller goes on with fault-around).
+int uffd_open_wp_async();
+// Registers [addr, addr+len) for write-protect faults only. The mapping must allow writing
+// (VM_MAYWRITE: shared on a writable file, or private): EPERM otherwise.
+int uffd_register_wp_only(int uffd, void* addr, size_t len);
+
 // Registers [addr, addr+len) for missing faults (a page the memfd lacks), and write-protect
 // faults if wp. Pages the memfd holds are mapped by the kernel's shmem fault path.
 int uffd_register(int uffd, void* addr, size_t len, bool wp);

@@ -4,6 +4,9 @@
 #include <dimmap/dimmap.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -180,6 +183,52 @@ TEST(PageCacheEngine, TouchedVictimsAreRecoveredWithoutIo) {
   EXPECT_GT(s.evictions, 0u);
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
 }
+
+// Whether this kernel lets the engine turn fault-around off (a userfaultfd with asynchronous
+// write-protect, Linux 6.7+).
+bool fault_around_can_be_turned_off() {
+  const int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY));
+  if (fd < 0) return false;
+  struct uffdio_api api = {UFFD_API, 1ull << 15 /* UFFD_FEATURE_WP_ASYNC */, 0};
+  const bool ok = ioctl(fd, UFFDIO_API, &api) == 0;
+  close(fd);
+  return ok;
+}
+
+// A demoted page counts as touched when a scan finds it mapped again, so the kernel must not
+// map pages nobody touched: its fault-around maps up to 15 cached neighbours of each fault.
+// Every page of a cached file is touched exactly once, in random order, through a buffer of
+// 1/8 of it: no page is touched twice, so none may be recovered. With fault-around on, the
+// neighbours of each fault that sat in the eviction queue were counted as recovered.
+class PageCacheFaultAround : public ::testing::TestWithParam<int> {};
+
+TEST_P(PageCacheFaultAround, PagesTouchedOnceAreNeverRecovered) {
+  if (!fault_around_can_be_turned_off()) GTEST_SKIP() << "no userfaultfd with asynchronous write-protect here";
+  const size_t pages = 512;
+  TempFile f(pages);
+  std::vector<uint64_t> page(kPage / 8);
+  for (size_t p = 0; p < pages; ++p)  // the whole file cached, as a file read lately
+    ASSERT_EQ(pread(f.fd(), page.data(), kPage, static_cast<off_t>(p * kPage)), static_cast<ssize_t>(kPage));
+  PageCacheInstance in(64 * kPage, 0.0, 4);
+  const int prot = GetParam();
+  uint64_t* m = in.map(f, pages, prot);
+  std::vector<size_t> order(pages);
+  for (size_t p = 0; p < pages; ++p) order[p] = p;
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(7));
+  for (size_t i = 0; i < pages; ++i) {
+    ASSERT_EQ(m[order[i] * 512 + 3], pattern_word(order[i], 3, 0)) << "page " << order[i];
+    if (i % 16 == 15) let_the_keeper_catch_up();
+  }
+  const dimmap_stats_t s = in.stats();
+  EXPECT_GT(s.evictions, 0u);
+  EXPECT_EQ(s.recoveries, 0u) << "pages touched once were counted as touched again";
+  ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(ReadOnlyAndWritable, PageCacheFaultAround, ::testing::Values(PROT_READ, PROT_READ | PROT_WRITE),
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return std::string(i.param & PROT_WRITE ? "writable" : "read_only");
+                         });
 
 TEST(PageCacheEngine, WritesReachTheFileOnMsyncAndMunmap) {
   const size_t pages = 2048;
