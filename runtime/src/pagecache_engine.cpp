@@ -82,11 +82,16 @@ int PageCacheEngine::map(void* hint, size_t length, int prot, int flags, int fd,
   if (r->npages >= (1ull << kRegionShift)) return fail(EFBIG, "dimmap_mmap('%s'): mapping too large", path);
   r->in_fifo.assign((r->npages + 63) / 64, 0);
   int keep_flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_FIXED | MAP_FIXED_NOREPLACE);
-  // A read-only mapping is mapped private, the same page-cache pages, so that it may be
-  // registered to turn off fault-around (a shared mapping of a file opened read-only may not).
-  // Its file was opened read-only: a program that made it writable could not write the file
-  // through either kind.
-  if (no_fault_around_fd_ >= 0 && !(prot & PROT_WRITE)) keep_flags = (keep_flags & ~MAP_SHARED) | MAP_PRIVATE;
+  // A read-only mapping of a file the program opened read-only is mapped private (the same
+  // page-cache pages) so that it may be registered to turn off fault-around: a shared mapping
+  // of a file opened read-only may not be. The program could not write that file through any
+  // mapping. Where its descriptor is open for writing the mapping stays shared, so that a
+  // mapping made writable later (mprotect) fails as before instead of writing private copies;
+  // it keeps fault-around.
+  const int access = fcntl(fd, F_GETFL);
+  const bool read_only_file = access >= 0 && (access & O_ACCMODE) == O_RDONLY;
+  if (no_fault_around_fd_ >= 0 && !(prot & PROT_WRITE) && read_only_file)
+    keep_flags = (keep_flags & ~MAP_SHARED) | MAP_PRIVATE;
   void* a = mmap(hint, length, prot, keep_flags, r->file.buffered_fd(), offset);
   if (a == MAP_FAILED) return fail(errno, "dimmap_mmap('%s'): mmap failed: %s", path, std::strerror(errno));
   r->addr = static_cast<char*>(a);

@@ -20,8 +20,9 @@
 //              which turns off the kernel's fault-around. With it, every fault mapped up to 15
 //              cached neighbours, and a demoted neighbour counted as touched: cold pages
 //              climbed into the hot FIFO and pushed hot ones out, round and round. A read-only
-//              mapping is mapped private for this (a shared one of a read-only file may not
-//              be registered); without userfaultfd, fault-around stays.
+//              mapping of a file opened read-only is mapped private for this (a shared one may
+//              not be registered); through a descriptor open for writing, or without
+//              userfaultfd, fault-around stays.
 //   leaving    pages at the head of the eviction queue that were not touched leave the page
 //              cache in the round that chose them: dirty ones are handed to writeback first
 //              (sync_file_range), then posix_fadvise(POSIX_FADV_DONTNEED) drops each run once

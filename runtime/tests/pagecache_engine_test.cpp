@@ -211,7 +211,11 @@ TEST_P(PageCacheFaultAround, PagesTouchedOnceAreNeverRecovered) {
     ASSERT_EQ(pread(f.fd(), page.data(), kPage, static_cast<off_t>(p * kPage)), static_cast<ssize_t>(kPage));
   PageCacheInstance in(64 * kPage, 0.0, 4);
   const int prot = GetParam();
-  uint64_t* m = in.map(f, pages, prot);
+  // A read-only mapping of a file opened read-only, as a reader opens it.
+  const int fd = prot & PROT_WRITE ? f.fd() : open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << f.path();
+  auto* m = static_cast<uint64_t*>(dimmap_instance_mmap(in.inst, nullptr, pages * kPage, prot, MAP_SHARED, fd, 0));
+  ASSERT_NE(m, MAP_FAILED) << dimmap_last_error();
   std::vector<size_t> order(pages);
   for (size_t p = 0; p < pages; ++p) order[p] = p;
   std::shuffle(order.begin(), order.end(), std::mt19937_64(7));
@@ -222,6 +226,21 @@ TEST_P(PageCacheFaultAround, PagesTouchedOnceAreNeverRecovered) {
   const dimmap_stats_t s = in.stats();
   EXPECT_GT(s.evictions, 0u);
   EXPECT_EQ(s.recoveries, 0u) << "pages touched once were counted as touched again";
+  ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0);
+  if (fd != f.fd()) close(fd);
+}
+
+// A read-only mapping stays shared where the program's descriptor is open for writing, so
+// making it writable later fails as with any read-only dimmap mapping, instead of writing
+// private copies that would never reach the file.
+TEST(PageCacheEngine, AReadOnlyMappingCannotBeMadeWritableToWritePrivateCopies) {
+  const size_t pages = 16;
+  TempFile f(pages);
+  PageCacheInstance in(64 * kPage);
+  uint64_t* m = in.map(f, pages, PROT_READ);  // f's descriptor is open for reading and writing
+  EXPECT_NE(mprotect(m, pages * kPage, PROT_READ | PROT_WRITE), 0);
+  EXPECT_EQ(errno, EACCES);
+  EXPECT_EQ(m[5 * 512], pattern_word(5, 0, 0));
   ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0);
 }
 
