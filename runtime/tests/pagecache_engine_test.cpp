@@ -358,10 +358,15 @@ TEST(PageCacheEngine, PrefetchReadsALargeRangeWholeAndCountsOnlyWhatItRead) {
   ASSERT_EQ(dimmap_prefetch(const_cast<uint64_t*>(m), pages * kPage), 0) << dimmap_last_error();
   for (int i = 0; i < 300 && cached_pages(m, pages) < pages; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(cached_pages(m, pages), pages);
-  EXPECT_EQ(in.stats().prefetched, pages);
+  // POSIX_FADV_WILLNEED is advice: the kernel may skip a few pages (6 of the 6,144 once,
+  // beside other tests under ThreadSanitizer). A prefetch that stopped at the kernel's
+  // read-ahead window would leave thousands.
+  const size_t cached = cached_pages(m, pages);
+  EXPECT_GE(cached, pages - pages / 100) << "the prefetch read only part of the range";
+  const uint64_t first = in.stats().prefetched;
+  EXPECT_EQ(first, pages);  // none was cached at the call
   ASSERT_EQ(dimmap_prefetch(const_cast<uint64_t*>(m), pages * kPage), 0) << dimmap_last_error();
-  EXPECT_EQ(in.stats().prefetched, pages) << "cached pages are not read again";
+  EXPECT_LE(in.stats().prefetched - first, pages - cached) << "cached pages are not read again";
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0);
 }
 
