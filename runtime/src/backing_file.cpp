@@ -58,6 +58,7 @@ int BackingFile::open(int app_fd, size_t length, int prot, int flags, off_t offs
   const int acc = fcntl(app_fd, F_GETFL);
   if (acc < 0) return fail(EBADF, "dimmap_mmap: file descriptor %d is not open", app_fd);
   if ((acc & O_ACCMODE) == O_WRONLY) return fail(EACCES, "dimmap_mmap('%s'): file is open write-only", p);
+  app_read_only_ = (acc & O_ACCMODE) == O_RDONLY;
   if (writable && (acc & O_ACCMODE) != O_RDWR)
     return fail(EACCES, "dimmap_mmap('%s'): a writable shared mapping needs the file opened read-write", p);
 

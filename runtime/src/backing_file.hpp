@@ -32,6 +32,9 @@ class BackingFile {
   // page cache holds. Returns the bytes read, -EAGAIN when the read would wait for the
   // device (then queue it), or -errno.
   ssize_t read_at_once(char* buf, size_t len, uint64_t offset) const;
+  // The application's descriptor was opened read-only: the program cannot write the file
+  // through any mapping of it.
+  bool app_read_only() const { return app_read_only_; }
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
   // True if [offset, offset+len) holds no data (a sparse hole), as SEEK_DATA reports.
@@ -41,6 +44,7 @@ class BackingFile {
   int direct_ = -1;
   int buffered_ = -1;
   bool in_memory_ = false;
+  bool app_read_only_ = false;
   uint64_t size_ = 0;
   std::string path_;
 };

@@ -88,9 +88,7 @@ int PageCacheEngine::map(void* hint, size_t length, int prot, int flags, int fd,
   // mapping. Where its descriptor is open for writing the mapping stays shared, so that a
   // mapping made writable later (mprotect) fails as before instead of writing private copies;
   // it keeps fault-around.
-  const int access = fcntl(fd, F_GETFL);
-  const bool read_only_file = access >= 0 && (access & O_ACCMODE) == O_RDONLY;
-  if (no_fault_around_fd_ >= 0 && !(prot & PROT_WRITE) && read_only_file)
+  if (no_fault_around_fd_ >= 0 && !(prot & PROT_WRITE) && r->file.app_read_only())
     keep_flags = (keep_flags & ~MAP_SHARED) | MAP_PRIVATE;
   void* a = mmap(hint, length, prot, keep_flags, r->file.buffered_fd(), offset);
   if (a == MAP_FAILED) return fail(errno, "dimmap_mmap('%s'): mmap failed: %s", path, std::strerror(errno));
