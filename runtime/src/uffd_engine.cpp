@@ -57,6 +57,10 @@ int UffdEngine::start() {
                                                 kMaxRunStagingBytes / page_size_);
   if (int rc = run_staging_.init(run_staging, page_size_); rc < 0)
     return fail(-rc, "cannot allocate read-ahead staging: %s", std::strerror(-rc));
+  const size_t write_staging = std::clamp<size_t>(par_.npages / kWriteStagingShare, kMaxWriteRun,
+                                                  std::max(kMaxWriteRun, kMaxWriteStagingBytes / page_size_));
+  if (int rc = write_staging_.init(write_staging, page_size_); rc < 0)
+    return fail(-rc, "cannot allocate writeback staging: %s", std::strerror(-rc));
   runs_.resize(cfg_.io_depth);  // a run holds one of the io_depth reads in flight
   for (size_t i = runs_.size(); i-- > 0;) runs_free_.push_back(static_cast<uint32_t>(i));
   st_.buffer_pages = par_.npages;

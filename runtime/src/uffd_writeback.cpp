@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -68,33 +67,29 @@ void UffdEngine::submit_writes(std::vector<uint32_t>& dirty, bool eviction, Sync
 }
 
 // Starts queued writebacks, each from a staging copy of its pages (the memfd is read, never
-// mapped by the engine), bounded by the I/O depth and by a staging budget.
+// mapped by the engine), bounded by the I/O depth and by the write staging pool.
 void UffdEngine::pump_writes() {
-  // 1/16 of the buffer (counted against the same memory budget), at least one full run and
-  // at most 8 MiB (32 full runs in flight keep a device busy).
-  const size_t staging_budget = std::clamp<size_t>(cfg_.buffer_bytes / 16, kMaxWriteRun * page_size_, 8u << 20);
   while (!write_backlog_.empty() && writes_in_flight_ < cfg_.io_depth) {
     const uint64_t id = write_backlog_.front();
     WriteJob& job = jobs_.at(id);
-    const size_t bytes = job.slots.size() * page_size_;
-    if (writes_in_flight_ > 0 && write_staging_bytes_ + bytes > staging_budget) break;
+    const size_t pages = job.slots.size();
+    // A job is at most kMaxWriteRun pages and the pool at least that: with no write in
+    // flight the whole pool is free, so a job waits here only for writes that will finish.
+    const StagingPool::Block block = write_staging_.find(pages);
+    if (block.pages < pages) break;
     write_backlog_.pop_front();
-    job.staging = static_cast<char*>(std::aligned_alloc(page_size_, bytes));
-    const ssize_t n = job.staging ? pread(job.region->memfd, job.staging, bytes,
-                                          static_cast<off_t>(job.first_page * page_size_))
-                                  : -1;
-    if (n != static_cast<ssize_t>(bytes)) {
-      const int err = !job.staging ? ENOMEM : n < 0 ? errno : EIO;
-      std::free(job.staging);
-      job.staging = nullptr;
-      writes_in_flight_++;  // finish_write counts it out again
-      finish_write(id, -err);
+    write_staging_.take(block.first, pages);
+    job.staging = write_staging_.at(block.first);
+    job.staging_first = block.first;
+    const ssize_t n = pread(job.region->memfd, job.staging, pages * page_size_,
+                            static_cast<off_t>(job.first_page * page_size_));
+    writes_in_flight_++;  // finish_write counts it out again
+    if (n != static_cast<ssize_t>(pages * page_size_)) {
+      finish_write(id, n < 0 ? -errno : -EIO);
       continue;
     }
-    write_staging_bytes_ += bytes;
     const uint64_t off = job.region->file_offset + job.first_page * page_size_;
     current_->io->push(IoOp{true, job.region->file.write_fd_for(off, job.len), job.staging, job.len, off, kWriteTag | id});
-    writes_in_flight_++;
   }
 }
 
@@ -103,10 +98,7 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
   if (it == jobs_.end()) return;
   WriteJob job = std::move(it->second);
   jobs_.erase(it);
-  if (job.staging) {
-    write_staging_bytes_ -= job.slots.size() * page_size_;
-    std::free(job.staging);
-  }
+  if (job.staging) write_staging_.give(job.staging_first, job.slots.size());
   Region* r = job.region;
   r->writes--;
   r->live_jobs.erase(id);
