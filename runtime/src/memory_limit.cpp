@@ -131,15 +131,15 @@ MemoryLimit memory_limit(const std::string& root) {
       if (const std::optional<std::string> own = own_path(*proc_cgroup, m.v2)) walk_up(root, m, *own, found);
 
   const std::optional<std::string> meminfo = read_file(root + "/proc/meminfo");
-  std::optional<uint64_t> total = meminfo ? meminfo_bytes(*meminfo, "MemTotal") : std::nullopt;
-  if (!total && root.empty())
+  uint64_t total = meminfo ? meminfo_bytes(*meminfo, "MemTotal").value_or(0) : 0;  // 0: unknown
+  if (total == 0 && root.empty())
     total = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   // v1 writes "no limit" as a huge number; any limit at or above the machine's memory limits nothing.
-  if (found.bytes != UINT64_MAX && (!total || found.bytes < *total)) return {found.bytes, found.source};
+  if (found.bytes != UINT64_MAX && (total == 0 || found.bytes < total)) return {found.bytes, found.source};
   if (meminfo)
     if (const std::optional<uint64_t> avail = meminfo_bytes(*meminfo, "MemAvailable"))
       return {*avail, "MemAvailable in " + root + "/proc/meminfo"};
-  if (total) return {*total, "physical memory"};
+  if (total) return {total, "physical memory"};
   return {0, "unknown"};
 }
 
