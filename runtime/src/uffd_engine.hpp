@@ -148,8 +148,7 @@ struct WriteJob {
   std::vector<uint32_t> slots;  // in page order
   bool eviction = false;
   size_t len = 0;
-  char* staging = nullptr;  // the pages copied out of the memfd while the write is in flight
-  size_t staging_first = 0;  // its block in the write staging pool
+  size_t staging = 0;  // first page of its block in the write staging pool (set when it starts)
 };
 
 // A read-ahead read of adjacent pages of one region into one block of staging pages.

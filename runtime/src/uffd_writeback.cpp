@@ -79,17 +79,16 @@ void UffdEngine::pump_writes() {
     if (block.pages < pages) break;
     write_backlog_.pop_front();
     write_staging_.take(block.first, pages);
-    job.staging = write_staging_.at(block.first);
-    job.staging_first = block.first;
-    const ssize_t n = pread(job.region->memfd, job.staging, pages * page_size_,
-                            static_cast<off_t>(job.first_page * page_size_));
+    job.staging = block.first;
+    char* const data = write_staging_.at(block.first);
+    const ssize_t n = pread(job.region->memfd, data, pages * page_size_, static_cast<off_t>(job.first_page * page_size_));
     writes_in_flight_++;  // finish_write counts it out again
     if (n != static_cast<ssize_t>(pages * page_size_)) {
       finish_write(id, n < 0 ? -errno : -EIO);
       continue;
     }
     const uint64_t off = job.region->file_offset + job.first_page * page_size_;
-    current_->io->push(IoOp{true, job.region->file.write_fd_for(off, job.len), job.staging, job.len, off, kWriteTag | id});
+    current_->io->push(IoOp{true, job.region->file.write_fd_for(off, job.len), data, job.len, off, kWriteTag | id});
   }
 }
 
@@ -98,7 +97,7 @@ void UffdEngine::finish_write(uint64_t id, ssize_t result) {
   if (it == jobs_.end()) return;
   WriteJob job = std::move(it->second);
   jobs_.erase(it);
-  if (job.staging) write_staging_.give(job.staging_first, job.slots.size());
+  write_staging_.give(job.staging, job.slots.size());  // a job finishes only once started
   Region* r = job.region;
   r->writes--;
   r->live_jobs.erase(id);
