@@ -51,15 +51,16 @@ int UffdEngine::start() {
   staging_ = static_cast<char*>(st);
   for (uint32_t k = cfg_.io_depth; k-- > 0;) staging_free_.push_back(k);
   load_staging_.assign(par_.npages, 0);
-  // Populated now, like the buffer's other staging: the engine's memory is fixed from the
-  // start, so a budget measured on a short run holds for a long one.
-  const size_t run_staging = std::clamp<size_t>(par_.npages / kRunStagingShare, kMinRunStaging,
-                                                kMaxRunStagingBytes / page_size_);
-  if (int rc = run_staging_.init(run_staging, page_size_); rc < 0)
+  // The staging pools are populated now, like the buffer's other staging: the engine's memory
+  // is fixed from the start, so a budget measured on a short run holds for a long one. Each
+  // is a share of the buffer, at least min_pages and at most max_bytes (min_pages wins).
+  auto pool_pages = [&](size_t share, size_t min_pages, size_t max_bytes) {
+    return std::clamp<size_t>(par_.npages / share, min_pages, std::max(min_pages, max_bytes / page_size_));
+  };
+  if (int rc = run_staging_.init(pool_pages(kRunStagingShare, kMinRunStaging, kMaxRunStagingBytes), page_size_); rc < 0)
     return fail(-rc, "cannot allocate read-ahead staging: %s", std::strerror(-rc));
-  const size_t write_staging = std::clamp<size_t>(par_.npages / kWriteStagingShare, kMaxWriteRun,
-                                                  std::max(kMaxWriteRun, kMaxWriteStagingBytes / page_size_));
-  if (int rc = write_staging_.init(write_staging, page_size_); rc < 0)
+  if (int rc = write_staging_.init(pool_pages(kWriteStagingShare, kMaxWriteRun, kMaxWriteStagingBytes), page_size_);
+      rc < 0)
     return fail(-rc, "cannot allocate writeback staging: %s", std::strerror(-rc));
   runs_.resize(cfg_.io_depth);  // a run holds one of the io_depth reads in flight
   for (size_t i = runs_.size(); i-- > 0;) runs_free_.push_back(static_cast<uint32_t>(i));
