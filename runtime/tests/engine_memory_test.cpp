@@ -19,6 +19,8 @@ namespace dimmap::test {
 namespace {
 
 // Private anonymous memory of this process, KiB (the buffer's memfd is shared, not counted).
+// From smaps_rollup, which walks the page tables: /proc/self/status's RssAnon (what the soak's
+// memory_probe reads) is a per-CPU counter that may be off by more than this test's margin.
 long anonymous_kib() {
   std::ifstream in("/proc/self/smaps_rollup");
   std::string key;
