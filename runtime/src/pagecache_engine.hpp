@@ -263,10 +263,9 @@ class PageCacheEngine final : public Engine {
   // Starts the writeback of a run's dirty pages (counted; a clean run is skipped).
   void start_writeback(const Run& run);
 
-  // Drops a leaving run from the page cache. One of a writable mapping goes only once its write
-  // (started earlier in the round) is done and did not fail, is unmapped once more after that
-  // wait, and goes only if none of its pages is dirty again (else it goes to rewrite_: written
-  // again and dropped next round).
+  // Unmaps a leaving run again and drops it from the page cache; one of a writable mapping
+  // only once its write (started earlier in the round) is done and did not fail, and none of
+  // its pages is dirty again (else it goes to rewrite_: written again and dropped next round).
   void drop(const Run& run);
 
   const dimmap_config cfg_;

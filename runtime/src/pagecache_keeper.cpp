@@ -282,10 +282,13 @@ void PageCacheEngine::drop(const Run& run) {
   Region* r = it->second.get();
   const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
   const off_t len = static_cast<off_t>(run.pages * page_size_);
-  // A run of a read-only mapping lost its PTEs in this round's bulk unmap, just before: it
-  // goes at once. (A page mapped again since then is not dropped; the next scan finds it as a
-  // new miss.)
+  // The run loses its PTEs again right before its drop: a touch since the scan (or fault-around,
+  // where it is on) maps it again, and a mapped page cannot be dropped (a failed drop also costs the
+  // kernel a drain of every CPU's LRU cache). Unmapped since its demotion, as a rule, it costs
+  // no TLB flush.
+  char* const addr = r->addr + run.first * page_size_;
   if (!r->writable) {
+    madvise(addr, static_cast<size_t>(len), MADV_DONTNEED);
     posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
     return;
   }
@@ -294,11 +297,7 @@ void PageCacheEngine::drop(const Run& run) {
     rewrite_.push_back(run);  // its data is only in the page cache: it stays, and is written again
     return;
   }
-  // The run loses its PTEs again after the wait for its write: a touch since the bulk unmap
-  // (or fault-around, where it is on) maps it again, and a mapped page cannot be dropped (a
-  // failed drop also costs the kernel a drain of every CPU's LRU cache). Unmapped since then,
-  // as a rule, it costs no TLB flush.
-  madvise(r->addr + run.first * page_size_, static_cast<size_t>(len), MADV_DONTNEED);
+  madvise(addr, static_cast<size_t>(len), MADV_DONTNEED);
   // A page dirty again (written while leaving, or made dirty after a failed writeback) is
   // written again and dropped by the next round: POSIX_FADV_DONTNEED would start its write
   // and drop it once done, and a write that failed would lose its data.
