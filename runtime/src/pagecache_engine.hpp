@@ -28,6 +28,11 @@
 //              (sync_file_range), then posix_fadvise(POSIX_FADV_DONTNEED) drops each run once
 //              its write is done; a run with a page dirty again is written again and dropped
 //              by the next round.
+//   sweeps     every kSweepRounds rounds the sparse, dirty parts of a writable mapping lose their
+//              PTEs in a few long ranges (hot-FIFO pages and read-ahead spared): one TLB flush
+//              for many written pages instead of one for each as it is demoted. A page cached
+//              that no list holds (mapped between the scan and the sweep, or one whose drop
+//              the kernel refused) leaves when two sweeps in a row find it (pagecache_sweep.cpp).
 // Between two scans the mapped pages may exceed the buffer by the faults of one scan interval
 // (1/64 of the buffer) while the keeper keeps up. It cannot make a faulting thread wait: it
 // runs at the highest priority it may take, and threads that fault faster than it can write
@@ -39,7 +44,8 @@
 // userfaultfd engine, which sees every miss.
 //
 // Files: pagecache_engine.cpp (setup and the application's calls), pagecache_keeper.cpp (the
-// keeper thread: scans, the policy's decisions, unmapping, writeback and dropping).
+// keeper thread: scans, the policy's decisions, unmapping, writeback and dropping),
+// pagecache_sweep.cpp (sweeps of writable mappings).
 #pragma once
 
 #include <sys/ioctl.h>
@@ -107,6 +113,9 @@ constexpr size_t kStreamsPerRegion = 4;
 constexpr uint64_t kPassRounds = 16;  // a pass not seen for this many rounds has ended
 constexpr uint64_t kMaxReadAheadPages = 2048;  // 8 MiB: what a pass at disk speed takes in a few rounds
 constexpr uint64_t kWriteCluster = 16;  // pages: a leaving page is written with its unmapped neighbours in these
+constexpr uint64_t kSweepRounds = 8;    // a writable mapping is swept every this many rounds
+constexpr size_t kSweepChunk = 512;     // pages a sweep looks at together: one page table's reach
+constexpr uint64_t kSweepMinDirty = 16;  // a chunk with fewer dirty cached pages is not swept
 
 // A pass over a mapping: the keeper reads ahead of it while its runs of misses follow on.
 struct Stream {
@@ -131,6 +140,7 @@ struct Region {
   bool failed_this_round = false;
   Stream streams[kStreamsPerRegion];
   std::vector<uint64_t> in_fifo;   // bit per page: in the primary or hot FIFO (its PTE may exist)
+  std::vector<uint64_t> unheld;    // bit per page: the last sweep found it cached and in no list
   bool known(size_t p) const { return in_fifo[p >> 6] >> (p & 63) & 1; }
   void set_known(size_t p, bool on) {
     if (on)
@@ -138,11 +148,18 @@ struct Region {
     else
       in_fifo[p >> 6] &= ~(uint64_t{1} << (p & 63));
   }
+  bool unheld_at(size_t p) const { return unheld[p >> 6] >> (p & 63) & 1; }
+  void set_unheld(size_t p, bool on) {
+    if (on)
+      unheld[p >> 6] |= uint64_t{1} << (p & 63);
+    else
+      unheld[p >> 6] &= ~(uint64_t{1} << (p & 63));
+  }
 };
 
 class PageCacheEngine final : public Engine {
  public:
-  explicit PageCacheEngine(const dimmap_config& cfg) : cfg_(cfg), zaps_(MADV_DONTNEED) {}
+  explicit PageCacheEngine(const dimmap_config& cfg) : cfg_(cfg), zaps_(MADV_DONTNEED), sweeps_(MADV_DONTNEED) {}
   ~PageCacheEngine() override {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -221,14 +238,25 @@ class PageCacheEngine final : public Engine {
   // queues the unmaps and drops it decided.
   void scan();
 
-  // Appends to fresh_ the pages of r mapped now but not in a FIFO (both locks held).
-  void collect_mapped(Region* r);
+  // Finds the pages of [first, end) of r mapped now but not in a FIFO, and lets them in (both
+  // locks held): a demoted one is recovered, the others are new misses.
+  void admit_mapped(Region* r, size_t first, size_t end);
+
+  // Sets fresh_ to the pages of [first, end) of r mapped now but not in a FIFO.
+  void collect_mapped(Region* r, size_t first, size_t end);
 
   // Pages [first, end) of r came in as misses in a row this round: if they end a run of pages
   // in the buffer long enough to be a pass over the file, the next pages are read ahead (in
   // apply(), without the policy lock) before it faults on them; while passes go on, the
   // keeper runs a round every poll.
   void follow_pass(Region* r, uint64_t first, uint64_t end);
+
+  // A sweep of writable mapping r (both locks held; why and how: pagecache_sweep.cpp). The
+  // plan, before the round's scan, puts the long ranges to unmap into sweeps_; the sweep,
+  // right after it, unmaps them in one call and sends the strays it finds out with the
+  // leaving pages.
+  void plan_sweep(Region* r);
+  void sweep(Region* r);
 
   // A page pushed into the eviction queue: its PTE goes in the next bulk unmap.
   void demoted(uint32_t s);
@@ -290,6 +318,9 @@ class PageCacheEngine final : public Engine {
   bool passing_ = false;         // a pass was seen in the last kPassRounds rounds: a round every poll
   uint64_t first_window_ = 0, max_window_ = 0;  // read-ahead sizes in pages (0: none)
   MadviseBatch zaps_;
+  MadviseBatch sweeps_;                // one sweep's ranges
+  std::vector<size_t> swept_;          // the first pages of its chunks
+  unsigned char cached_[kSweepChunk];  // mincore of one of them
 
   // regions_mu_ guards the region tables (unique for map and unmap); mu_ the policy, the
   // stats and the regions' page bits. Application threads touching pages take neither.

@@ -75,47 +75,56 @@ void PageCacheEngine::scan() {
     Region* r = region.get();
     for (const Stream& s : r->streams)
       if (s.ahead_end && round_ - s.round < kPassRounds) passing_ = true;
-    fresh_.clear();
-    collect_mapped(r);
-    // Recoveries first: a demoted page touched again must not be chosen to leave.
-    for (size_t p : fresh_) {
-      const uint32_t s = dmp_lookup(&policy_, page_key(r->id, p));
-      if (s == DMP_NIL) continue;
-      if (pages_[s].state == DMP_EVICT) {
-        st_.recoveries++;
-        demoted(dmp_recover(&policy_, s));
-      }
-      r->set_known(p, true);
-    }
-    uint64_t run_first = 0, run_end = 0;  // the current run of misses in a row
-    for (size_t p : fresh_) {
-      if (r->known(p)) continue;
-      const uint64_t key = page_key(r->id, p);
-      uint32_t s = dmp_alloc(&policy_, key);
-      while (s == DMP_NIL && evict_batch()) s = dmp_alloc(&policy_, key);
-      if (s == DMP_NIL) break;  // everything left is busy: the next round takes the rest
-      st_.misses++;
-      st_.bytes_read += page_size_;
-      r->set_known(p, true);
-      demoted(dmp_loaded(&policy_, s));
-      if (p != run_end) {
-        follow_pass(r, run_first, run_end);
-        run_first = p;
-      }
-      run_end = p + 1;
-    }
-    follow_pass(r, run_first, run_end);
+    // A sweep's ranges are planned before the scan and unmapped right after it: a page the
+    // program maps between the scan's look at it and the unmap leaves the lists' sight.
+    const bool sweeping = r->writable && round_ % kSweepRounds == 0;
+    if (sweeping) plan_sweep(r);
+    admit_mapped(r, 0, r->npages);
+    if (sweeping) sweep(r);
   }
   while (dmp_wants_eviction(&policy_) && evict_batch()) {
   }
 }
 
-void PageCacheEngine::collect_mapped(Region* r) {
+void PageCacheEngine::admit_mapped(Region* r, size_t first, size_t end) {
+  fresh_.clear();
+  collect_mapped(r, first, end);
+  // Recoveries first: a demoted page touched again must not be chosen to leave.
+  for (size_t p : fresh_) {
+    const uint32_t s = dmp_lookup(&policy_, page_key(r->id, p));
+    if (s == DMP_NIL) continue;
+    if (pages_[s].state == DMP_EVICT) {
+      st_.recoveries++;
+      demoted(dmp_recover(&policy_, s));
+    }
+    r->set_known(p, true);
+  }
+  uint64_t run_first = 0, run_end = 0;  // the current run of misses in a row
+  for (size_t p : fresh_) {
+    if (r->known(p)) continue;
+    const uint64_t key = page_key(r->id, p);
+    uint32_t s = dmp_alloc(&policy_, key);
+    while (s == DMP_NIL && evict_batch()) s = dmp_alloc(&policy_, key);
+    if (s == DMP_NIL) break;  // everything left is busy: the next round takes the rest
+    st_.misses++;
+    st_.bytes_read += page_size_;
+    r->set_known(p, true);
+    demoted(dmp_loaded(&policy_, s));
+    if (p != run_end) {
+      follow_pass(r, run_first, run_end);
+      run_first = p;
+    }
+    run_end = p + 1;
+  }
+  follow_pass(r, run_first, run_end);
+}
+
+void PageCacheEngine::collect_mapped(Region* r, size_t first, size_t end) {
   const uint64_t base = reinterpret_cast<uintptr_t>(r->addr);
   PmScanArg arg{};
   arg.size = sizeof arg;
-  arg.start = base;
-  arg.end = base + r->length;
+  arg.start = base + first * page_size_;
+  arg.end = base + end * page_size_;
   arg.vec = reinterpret_cast<uintptr_t>(vec_);
   arg.vec_len = sizeof vec_ / sizeof vec_[0];
   arg.category_mask = kPageIsPresent;

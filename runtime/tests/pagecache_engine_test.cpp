@@ -303,6 +303,43 @@ TEST(PageCacheEngine, RandomizedIntegrityUnderEvictionPressure) {
       ASSERT_EQ(f.word_on_disk(p, x), pattern_word(p, x, version[p % threads][p / threads])) << "page " << p;
 }
 
+// Pages of a writable mapping's file that are cached but in no list of the engine (read by
+// another descriptor here; in a program, pages mapped between the keeper's look and a sweep)
+// leave with the sweeps, written first if dirty. Without the sweeps' hunt they would stay
+// cached for good: the whole file, 16x the buffer.
+TEST(PageCacheEngine, CachedPagesThatNoListHoldsLeaveWithTheSweeps) {
+  const size_t pages = 16384, buffer = 1024;
+  TempFile f(pages);
+  evict_from_page_cache(f);
+  PageCacheInstance in(buffer * kPage);
+  uint64_t* m = in.map(f, pages);
+  // Read without read-ahead, so that the page cache holds the file in single pages, as faults
+  // with MADV_RANDOM leave it (a large folio is written back whole, neighbours in the buffer too).
+  ASSERT_EQ(posix_fadvise(f.fd(), 0, 0, POSIX_FADV_RANDOM), 0);
+  std::vector<char> block(1 << 20);
+  for (size_t off = 0; off < pages * kPage; off += block.size())
+    ASSERT_EQ(pread(f.fd(), block.data(), block.size(), static_cast<off_t>(off)), static_cast<ssize_t>(block.size()));
+  ASSERT_GE(cached_pages(m, pages), pages - 64) << "the file read into the page cache";
+  // Read-modify-writes of pages in random order, a keeper round every 64, leave dirty pages in
+  // the buffer across the whole file, so that sweeps look at every part of it. (The read comes
+  // first: a write fault on a cached page maps its cached neighbours too.)
+  std::vector<size_t> order(pages / 4);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i * 4;
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(7));
+  for (size_t i = 0; i < order.size(); ++i) {
+    const size_t p = order[i];
+    ASSERT_EQ(m[p * 512 + 3], pattern_word(p, 3, 0));
+    m[p * 512 + 3] = pattern_word(p, 3, 1);
+    if (i % 64 == 63) in.stats();  // runs a keeper round
+  }
+  for (int round = 0; round < 4 * 8; ++round) in.stats();  // each call runs a keeper round
+  let_the_keeper_catch_up();
+  EXPECT_LE(cached_pages(m, pages), pages / 4) << "pages of the file still cached";
+  ASSERT_EQ(dimmap_munmap(m, pages * kPage), 0) << dimmap_last_error();
+  for (size_t p : order) ASSERT_EQ(f.word_on_disk(p, 3), pattern_word(p, 3, 1)) << "page " << p;
+  for (size_t p = 1; p < pages; p += 4) ASSERT_EQ(f.word_on_disk(p, 3), pattern_word(p, 3, 0)) << "page " << p;
+}
+
 TEST(PageCacheEngine, HolesOfASparseFileReadAsZeros) {
   const size_t pages = 1024;
   TempFile f(pages, "dimmap-sparse", Fill::hole);
