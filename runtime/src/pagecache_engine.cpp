@@ -80,7 +80,8 @@ int PageCacheEngine::map(void* hint, size_t length, int prot, int flags, int fd,
   r->file_offset = static_cast<uint64_t>(offset);
   r->writable = (prot & PROT_WRITE) && (flags & MAP_SHARED);
   if (r->npages >= (1ull << kRegionShift)) return fail(EFBIG, "dimmap_mmap('%s'): mapping too large", path);
-  r->in_fifo.assign((r->npages + 63) / 64, 0);
+  r->in_fifo.resize(r->npages);
+  r->unheld.resize(r->npages);
   int keep_flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_FIXED | MAP_FIXED_NOREPLACE);
   // A read-only mapping of a file the program opened read-only is mapped private (the same
   // page-cache pages) so that it may be registered to turn off fault-around: a shared mapping

@@ -124,6 +124,19 @@ struct Stream {
   uint64_t round = 0;      // the keeper's round that last saw the pass
 };
 
+// A bit per page of a mapping.
+struct PageBits {
+  std::vector<uint64_t> words;
+  void resize(size_t pages) { words.assign((pages + 63) / 64, 0); }
+  bool test(size_t p) const { return words[p >> 6] >> (p & 63) & 1; }
+  void set(size_t p, bool on) {
+    if (on)
+      words[p >> 6] |= uint64_t{1} << (p & 63);
+    else
+      words[p >> 6] &= ~(uint64_t{1} << (p & 63));
+  }
+};
+
 struct Region {
   uint32_t id = 0;
   char* addr = nullptr;
@@ -139,22 +152,10 @@ struct Region {
   uint64_t checked_round = 0;       // the keeper's last look for a failed writeback, and its answer
   bool failed_this_round = false;
   Stream streams[kStreamsPerRegion];
-  std::vector<uint64_t> in_fifo;   // bit per page: in the primary or hot FIFO (its PTE may exist)
-  std::vector<uint64_t> unheld;    // bit per page: the last sweep found it cached and in no list
-  bool known(size_t p) const { return in_fifo[p >> 6] >> (p & 63) & 1; }
-  void set_known(size_t p, bool on) {
-    if (on)
-      in_fifo[p >> 6] |= uint64_t{1} << (p & 63);
-    else
-      in_fifo[p >> 6] &= ~(uint64_t{1} << (p & 63));
-  }
-  bool unheld_at(size_t p) const { return unheld[p >> 6] >> (p & 63) & 1; }
-  void set_unheld(size_t p, bool on) {
-    if (on)
-      unheld[p >> 6] |= uint64_t{1} << (p & 63);
-    else
-      unheld[p >> 6] &= ~(uint64_t{1} << (p & 63));
-  }
+  PageBits in_fifo;  // in the primary or hot FIFO (its PTE may exist)
+  PageBits unheld;   // the last sweep of its part found it cached and in no list
+  bool known(size_t p) const { return in_fifo.test(p); }
+  void set_known(size_t p, bool on) { in_fifo.set(p, on); }
 };
 
 class PageCacheEngine final : public Engine {

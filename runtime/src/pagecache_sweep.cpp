@@ -34,7 +34,7 @@ namespace {
 // Pages of r's FIFOs in [first, end), which is word aligned.
 size_t known_pages(const Region& r, size_t first, size_t end) {
   size_t n = 0;
-  for (size_t w = first >> 6; w < (end + 63) >> 6; ++w) n += static_cast<size_t>(__builtin_popcountll(r.in_fifo[w]));
+  for (size_t w = first >> 6; w < (end + 63) >> 6; ++w) n += static_cast<size_t>(__builtin_popcountll(r.in_fifo.words[w]));
   return n;
 }
 
@@ -71,15 +71,14 @@ void PageCacheEngine::plan_sweep(Region* r) {
 
 void PageCacheEngine::sweep(Region* r) {
   sweeps_.flush();
-  if (r->unheld.empty()) r->unheld.assign(r->in_fifo.size(), 0);
   for (size_t first : swept_) {
     const size_t end = std::min(r->npages, first + kSweepChunk);
     if (mincore(r->addr + first * page_size_, (end - first) * page_size_, cached_) != 0) continue;
     for (size_t p = first; p < end; ++p) {
-      const bool was_unheld = r->unheld_at(p);
+      const bool was_unheld = r->unheld.test(p);
       const bool unheld = (cached_[p - first] & 1) && !r->known(p) &&
                           dmp_lookup(&policy_, page_key(r->id, p)) == DMP_NIL && !read_ahead_of_a_pass(*r, p, round_);
-      r->set_unheld(p, unheld && !was_unheld);
+      r->unheld.set(p, unheld && !was_unheld);
       if (!unheld || !was_unheld) continue;
       leaving_.push_back({r->id, p});  // found so twice: a stray, it leaves
       add_write_extent(r->id, p);
