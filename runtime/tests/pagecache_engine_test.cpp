@@ -314,15 +314,15 @@ TEST(PageCacheEngine, CachedPagesThatNoListHoldsLeaveWithTheSweeps) {
   PageCacheInstance in(buffer * kPage);
   uint64_t* m = in.map(f, pages);
   // Read without read-ahead, so that the page cache holds the file in single pages, as faults
-  // with MADV_RANDOM leave it (a large folio is written back whole, neighbours in the buffer too).
+  // with MADV_RANDOM leave it: a fault on a page of a large folio maps the folio's other pages
+  // too, and a large folio is written back whole, neighbours in the buffer too.
   ASSERT_EQ(posix_fadvise(f.fd(), 0, 0, POSIX_FADV_RANDOM), 0);
   std::vector<char> block(1 << 20);
   for (size_t off = 0; off < pages * kPage; off += block.size())
     ASSERT_EQ(pread(f.fd(), block.data(), block.size(), static_cast<off_t>(off)), static_cast<ssize_t>(block.size()));
   ASSERT_GE(cached_pages(m, pages), pages - 64) << "the file read into the page cache";
   // Read-modify-writes of pages in random order, a keeper round every 64, leave dirty pages in
-  // the buffer across the whole file, so that sweeps look at every part of it. (The read comes
-  // first: a write fault on a cached page maps its cached neighbours too.)
+  // the buffer across the whole file, so that sweeps look at every part of it.
   std::vector<size_t> order(pages / 4);
   for (size_t i = 0; i < order.size(); ++i) order[i] = i * 4;
   std::shuffle(order.begin(), order.end(), std::mt19937_64(7));
