@@ -239,12 +239,12 @@ class PageCacheEngine final : public Engine {
   // queues the unmaps and drops it decided.
   void scan();
 
-  // Finds the pages of [first, end) of r mapped now but not in a FIFO, and lets them in (both
-  // locks held): a demoted one is recovered, the others are new misses.
-  void admit_mapped(Region* r, size_t first, size_t end);
+  // Finds the pages of r mapped now but not in a FIFO, and lets them in (both locks held): a
+  // demoted one is recovered, the others are new misses.
+  void admit_mapped(Region* r);
 
-  // Sets fresh_ to the pages of [first, end) of r mapped now but not in a FIFO.
-  void collect_mapped(Region* r, size_t first, size_t end);
+  // Appends to fresh_ the pages of r mapped now but not in a FIFO (both locks held).
+  void collect_mapped(Region* r);
 
   // Pages [first, end) of r came in as misses in a row this round: if they end a run of pages
   // in the buffer long enough to be a pass over the file, the next pages are read ahead (in

@@ -79,16 +79,16 @@ void PageCacheEngine::scan() {
     // program maps between the scan's look at it and the unmap leaves the lists' sight.
     const bool sweeping = r->writable && round_ % kSweepRounds == 0;
     if (sweeping) plan_sweep(r);
-    admit_mapped(r, 0, r->npages);
+    admit_mapped(r);
     if (sweeping) sweep(r);
   }
   while (dmp_wants_eviction(&policy_) && evict_batch()) {
   }
 }
 
-void PageCacheEngine::admit_mapped(Region* r, size_t first, size_t end) {
+void PageCacheEngine::admit_mapped(Region* r) {
   fresh_.clear();
-  collect_mapped(r, first, end);
+  collect_mapped(r);
   // Recoveries first: a demoted page touched again must not be chosen to leave.
   for (size_t p : fresh_) {
     const uint32_t s = dmp_lookup(&policy_, page_key(r->id, p));
@@ -119,12 +119,12 @@ void PageCacheEngine::admit_mapped(Region* r, size_t first, size_t end) {
   follow_pass(r, run_first, run_end);
 }
 
-void PageCacheEngine::collect_mapped(Region* r, size_t first, size_t end) {
+void PageCacheEngine::collect_mapped(Region* r) {
   const uint64_t base = reinterpret_cast<uintptr_t>(r->addr);
   PmScanArg arg{};
   arg.size = sizeof arg;
-  arg.start = base + first * page_size_;
-  arg.end = base + end * page_size_;
+  arg.start = base;
+  arg.end = base + r->length;
   arg.vec = reinterpret_cast<uintptr_t>(vec_);
   arg.vec_len = sizeof vec_ / sizeof vec_[0];
   arg.category_mask = kPageIsPresent;
