@@ -26,8 +26,8 @@
 //   leaving    pages at the head of the eviction queue that were not touched leave the page
 //              cache in the round that chose them: dirty ones are handed to writeback first
 //              (sync_file_range), then posix_fadvise(POSIX_FADV_DONTNEED) drops each run once
-//              its write is done; a run with a page dirty again is written again and dropped
-//              by the next round.
+//              it is clean (one look for a failed writeback a round); a run with a page dirty
+//              again is written again and dropped by the next round.
 //   sweeps     every kSweepRounds rounds the sparse, dirty parts of a writable mapping lose their
 //              PTEs in a few long ranges (hot-FIFO pages and read-ahead spared): one TLB flush
 //              for many written pages instead of one for each as it is demoted. A page cached
@@ -149,8 +149,9 @@ struct Region {
   // once per open file), which starts eviction writeback and learns whether it failed.
   int writeback_fd = -1;
   std::atomic<int> write_error{0};  // an eviction writeback failed: the next msync says so
-  uint64_t checked_round = 0;       // the keeper's last look for a failed writeback, and its answer
-  bool failed_this_round = false;
+  uint64_t checked_round = 0;       // the keeper's last round that looked for a failed writeback,
+  bool looked_this_round = false;   // whether it looked then,
+  bool failed_this_round = false;   // and found one
   Stream streams[kStreamsPerRegion];
   PageBits in_fifo;  // in the primary or hot FIFO (its PTE may exist)
   PageBits unheld;   // the last sweep of its part found it cached and in no list
@@ -199,6 +200,9 @@ class PageCacheEngine final : public Engine {
     uint64_t first;
     size_t pages;
   };
+  static bool by_position(const Run& a, const Run& b) {
+    return a.region_id != b.region_id ? a.region_id < b.region_id : a.first < b.first;
+  }
   Region* region_by_addr(uintptr_t a) const;
 
   // msync of pages [first, end) of r, and any writeback of r that failed since the last
@@ -280,22 +284,29 @@ class PageCacheEngine final : public Engine {
   // a new miss, and under load more such pages every round than it can drop.
   void apply();
 
-  // Whether a writeback of r's file failed, once the writeback of [off, off + len) is done.
-  // Then every cached page of r is made dirty again (the kernel marks a page whose write
-  // failed clean and does not say which), nothing of r leaves this round, and the next msync
-  // reports the error.
-  bool writeback_failed(Region* r, off_t off, off_t len);
+  // Whether a writeback of r's file failed, once the writeback of [off, off + len) is done
+  // (with wait; without, one look a round answers for every run found clean before it). Then
+  // every cached page of r is made dirty again (the kernel marks a page whose write failed
+  // clean and does not say which), nothing of r leaves this round, and the next msync reports
+  // the error. drop_mu_ held.
+  bool writeback_failed(Region* r, off_t off, off_t len, bool wait);
 
   // Sorts (region id, page) pairs into runs of adjacent pages (one call each) and clears them.
   static void to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs);
 
-  // Starts the writeback of a run's dirty pages (counted; a clean run is skipped).
-  void start_writeback(const Run& run);
+  // Starts the writeback of a run's dirty pages (counted; a clean run is skipped). True when
+  // the run is clean: no page of it dirty or being written.
+  bool start_writeback(const Run& run);
 
-  // Unmaps a leaving run again and drops it from the page cache; one of a writable mapping
-  // only once its write (started earlier in the round) is done and did not fail, and none of
-  // its pages is dirty again (else it goes to rewrite_: written again and dropped next round).
-  void drop(const Run& run);
+  // Whether a leaving run lies inside a write run that start_writeback found clean.
+  bool inside_clean_write(const Run& run) const;
+
+  // Drops this round's leaving runs from the page cache; those of a writable mapping once
+  // clean: a run being written waits for its write, and is dropped only if it did not fail
+  // and none of its pages is dirty again (else it goes to rewrite_: written again and
+  // dropped next round). A clean run costs one cachestat (none inside a clean write run) and
+  // the drop; the look for failed writebacks is one call a round.
+  void drop_leaving();
 
   const dimmap_config cfg_;
   size_t page_size_ = 4096;
@@ -315,6 +326,8 @@ class PageCacheEngine final : public Engine {
   uint64_t round_ = 0;           // the keeper's rounds (apply calls)
   std::vector<Run> runs_;     // this round's leaving pages, as runs of adjacent pages
   std::vector<Run> rewrite_;  // leaving runs found dirty again: written and dropped next round
+  std::vector<Run> clean_writes_;          // this round's write runs found clean, by position
+  std::vector<Run> settled_, unsettled_;   // leaving runs found clean, and not (yet)
   std::vector<Run> read_ahead_;  // to read ahead of passes this round
   bool passing_ = false;         // a pass was seen in the last kPassRounds rounds: a round every poll
   uint64_t first_window_ = 0, max_window_ = 0;  // read-ahead sizes in pages (0: none)

@@ -237,32 +237,43 @@ void PageCacheEngine::apply() {
     if (auto it = by_id_.find(run.region_id); it != by_id_.end())
       zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
   zaps_.flush();
-  // The writes go out together; each run's drop below waits for its own.
-  for (const Run& run : write_runs_) start_writeback(run);
-  for (const Run& run : runs_) drop(run);  // a run dirty again goes to rewrite_
+  // The writes go out together; the drops below wait for those of their runs.
+  std::sort(write_runs_.begin(), write_runs_.end(), by_position);
+  clean_writes_.clear();
+  for (const Run& run : write_runs_)
+    if (start_writeback(run)) clean_writes_.push_back(run);
+  drop_leaving();
 }
 
-void PageCacheEngine::start_writeback(const Run& run) {
+bool PageCacheEngine::start_writeback(const Run& run) {
   auto it = by_id_.find(run.region_id);
-  if (it == by_id_.end()) return;
+  if (it == by_id_.end()) return false;
   const Region* r = it->second.get();
   const uint64_t off = r->file_offset + run.first * page_size_, len = run.pages * page_size_;
   std::lock_guard<std::mutex> counting(count_mu_);
-  const uint64_t dirty = dirty_pages(r->writeback_fd, off, len);
-  if (dirty == 0) return;  // clean (or already written): nothing to start
+  Cachestat cs;
+  if (!cache_state(r->writeback_fd, off, len, &cs)) return false;
+  if (cs.nr_dirty == 0) return cs.nr_writeback == 0;  // nothing to start; clean unless being written
   sync_file_range(r->writeback_fd, static_cast<off_t>(off), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
-  count_writeback(dirty, dirty_pages(r->writeback_fd, off, len));
+  count_writeback(cs.nr_dirty, dirty_pages(r->writeback_fd, off, len));
+  return false;
 }
 
-bool PageCacheEngine::writeback_failed(Region* r, off_t off, off_t len) {
+bool PageCacheEngine::writeback_failed(Region* r, off_t off, off_t len, bool wait) {
   if (r->checked_round != round_) {
     r->checked_round = round_;
     r->failed_this_round = false;
+    r->looked_this_round = false;
   }
   if (r->failed_this_round) return true;
-  // Waits for the run's writeback (started earlier in this round), then
+  // The caller classified every run of the round as clean or not before the first look, so
+  // one look a round answers for the clean runs: a write that fails later is of a page that
+  // was dirty or being written then, in a run that waits for its own write and looks again.
+  if (!wait && r->looked_this_round) return false;
+  // Waits for the writeback of [off, off + len) (started earlier in this round), then
   // reports any failure of the file's writeback since the last look. A page whose write
   // failed is clean: dropped before this look, its data would be lost.
+  r->looked_this_round = true;
   if (sync_file_range(r->writeback_fd, off, len, SYNC_FILE_RANGE_WAIT_BEFORE) == 0) return false;
   r->failed_this_round = true;
   r->write_error.store(errno == 0 ? EIO : errno);
@@ -285,38 +296,70 @@ void PageCacheEngine::to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages,
   pages->clear();
 }
 
-void PageCacheEngine::drop(const Run& run) {
-  auto it = by_id_.find(run.region_id);
-  if (it == by_id_.end()) return;  // unmapped meanwhile: its pages went with it
-  Region* r = it->second.get();
-  const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
-  const off_t len = static_cast<off_t>(run.pages * page_size_);
-  // The run loses its PTEs again right before its drop: a touch since the scan (or fault-around,
-  // where it is on) maps it again, and a mapped page cannot be dropped (a failed drop also costs the
-  // kernel a drain of every CPU's LRU cache). Unmapped since its demotion, as a rule, it costs
-  // no TLB flush.
-  char* const addr = r->addr + run.first * page_size_;
-  if (!r->writable) {
-    madvise(addr, static_cast<size_t>(len), MADV_DONTNEED);
-    posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
-    return;
+bool PageCacheEngine::inside_clean_write(const Run& run) const {
+  auto it = std::upper_bound(clean_writes_.begin(), clean_writes_.end(), run, by_position);
+  if (it == clean_writes_.begin()) return false;
+  --it;
+  return it->region_id == run.region_id && run.first + run.pages <= it->first + it->pages;
+}
+
+void PageCacheEngine::drop_leaving() {
+  // Leaving runs lost their PTEs in this round's bulk unmap, moments ago: a touch since maps
+  // one again, and the kernel does not drop a mapped page (the next scan finds it as a miss).
+  // A run of a writable mapping is dropped only clean: it is settled when no page of it is
+  // dirty or being written, else it waits for its write and is looked at again.
+  settled_.clear();
+  unsettled_.clear();
+  for (const Run& run : runs_) {
+    auto it = by_id_.find(run.region_id);
+    if (it == by_id_.end()) continue;  // unmapped meanwhile: its pages went with it
+    const Region* r = it->second.get();
+    const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
+    const off_t len = static_cast<off_t>(run.pages * page_size_);
+    if (!r->writable) {
+      posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
+      continue;
+    }
+    Cachestat cs;
+    if (inside_clean_write(run) ||
+        (cache_state(r->writeback_fd, static_cast<uint64_t>(off), static_cast<uint64_t>(len), &cs) &&
+         cs.nr_dirty + cs.nr_writeback == 0))
+      settled_.push_back(run);
+    else
+      unsettled_.push_back(run);
   }
+  if (settled_.empty() && unsettled_.empty()) return;
   std::lock_guard<std::mutex> dropping(drop_mu_);
-  if (writeback_failed(r, off, len)) {
-    rewrite_.push_back(run);  // its data is only in the page cache: it stays, and is written again
-    return;
+  for (const Run& run : unsettled_) {
+    Region* r = by_id_.at(run.region_id).get();
+    const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
+    const off_t len = static_cast<off_t>(run.pages * page_size_);
+    Cachestat cs;
+    // A page dirty again (written while leaving, or made dirty after a failed writeback) is
+    // written again and dropped by the next round: POSIX_FADV_DONTNEED would start its write
+    // and drop it once done, and a write that failed would lose its data.
+    if (writeback_failed(r, off, len, true) ||
+        !cache_state(r->writeback_fd, static_cast<uint64_t>(off), static_cast<uint64_t>(len), &cs) ||
+        cs.nr_dirty + cs.nr_writeback > 0) {
+      rewrite_.push_back(run);
+      continue;
+    }
+    // Its write took a while: a touch meanwhile mapped it again (a failed drop of a mapped
+    // page costs the kernel a drain of every CPU's LRU cache).
+    zaps_.add(r->addr + run.first * page_size_, run.pages * page_size_);
+    settled_.push_back(run);
   }
-  madvise(addr, static_cast<size_t>(len), MADV_DONTNEED);
-  // A page dirty again (written while leaving, or made dirty after a failed writeback) is
-  // written again and dropped by the next round: POSIX_FADV_DONTNEED would start its write
-  // and drop it once done, and a write that failed would lose its data.
-  Cachestat cs;
-  if (cache_state(r->writeback_fd, static_cast<uint64_t>(off), static_cast<uint64_t>(len), &cs) &&
-      cs.nr_dirty + cs.nr_writeback > 0) {
-    rewrite_.push_back(run);
-    return;
+  zaps_.flush();
+  for (const Run& run : settled_) {
+    Region* r = by_id_.at(run.region_id).get();
+    const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
+    const off_t len = static_cast<off_t>(run.pages * page_size_);
+    if (writeback_failed(r, off, len, false)) {
+      rewrite_.push_back(run);  // its data may be only in the page cache: it stays, and is written again
+      continue;
+    }
+    posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
   }
-  posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
 }
 
 }  // namespace dimmap::detail::pagecache
