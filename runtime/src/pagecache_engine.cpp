@@ -49,7 +49,6 @@ int PageCacheEngine::start() {
   batch_.resize(par_.batch);
   st_.buffer_pages = par_.npages;
   scan_after_ = std::max<uint64_t>(1, par_.npages / 64);
-  starter_ = std::make_unique<WritebackStarter>(kWriteStarts);
   // Read-ahead sits in the page cache beside the buffer until touched: at most 1/64 of it per
   // pass, as in the userfaultfd engine (buffers under 2 MiB do not read ahead).
   max_window_ = std::min<uint64_t>(kMaxReadAheadPages, par_.npages / 64);
@@ -83,7 +82,6 @@ int PageCacheEngine::map(void* hint, size_t length, int prot, int flags, int fd,
   if (r->npages >= (1ull << kRegionShift)) return fail(EFBIG, "dimmap_mmap('%s'): mapping too large", path);
   r->in_fifo.resize(r->npages);
   r->unheld.resize(r->npages);
-  r->starting.resize(r->npages);
   int keep_flags = flags & (MAP_SHARED | MAP_PRIVATE | MAP_FIXED | MAP_FIXED_NOREPLACE);
   // A read-only mapping of a file the program opened read-only is mapped private (the same
   // page-cache pages) so that it may be registered to turn off fault-around: a shared mapping
@@ -141,7 +139,6 @@ int PageCacheEngine::unmap(void* addr, size_t length) {
     scan();  // the mapping's last misses count before it goes
   }
   apply();
-  collect_started(true);  // the starts under way use the mapping's descriptor, closed below
   munmap(r->addr, r->length);
   {
     std::lock_guard<std::mutex> policy(mu_);

@@ -24,11 +24,10 @@
 //              not be registered); through a descriptor open for writing, or without
 //              userfaultfd, fault-around stays.
 //   leaving    pages at the head of the eviction queue that were not touched leave the page
-//              cache: clean ones in the round that chose them (posix_fadvise(
-//              POSIX_FADV_DONTNEED)); dirty ones are handed to writeback first
-//              (sync_file_range through io_uring, writeback_starter.hpp: the keeper never
-//              sleeps in the block layer's write throttling) and dropped by the first round
-//              that finds them clean; one look for a failed writeback a round.
+//              cache in the round that chose them: dirty ones are handed to writeback first
+//              (sync_file_range), then posix_fadvise(POSIX_FADV_DONTNEED) drops each run once
+//              it is clean (one look for a failed writeback a round); a run with a page dirty
+//              again is written again and dropped by the next round.
 //   sweeps     every kSweepRounds rounds the sparse, dirty parts of a writable mapping lose their
 //              PTEs in a few long ranges (hot-FIFO pages and read-ahead spared): one TLB flush
 //              for many written pages instead of one for each as it is demoted. A page cached
@@ -36,9 +35,9 @@
 //              the kernel refused) leaves when two sweeps in a row find it (pagecache_sweep.cpp).
 // Between two scans the mapped pages may exceed the buffer by the faults of one scan interval
 // (1/64 of the buffer) while the keeper keeps up. It cannot make a faulting thread wait: it
-// runs at the highest priority it may take, and where threads dirty pages faster than the
-// device takes the leaving pages' writes (many threads writing every page they touch), those
-// pages wait for their writes in the page cache (runtime/README.md, "Which engine").
+// runs at the highest priority it may take, and threads that fault faster than it can write
+// back and drop pages (many threads writing every page they touch, on few cores) still leave
+// more in the page cache (runtime/README.md, "Which engine").
 // Writes, msync durability and I/O errors (SIGBUS on a failed read, EIO from msync) are the
 // kernel's; after a failed writeback the engine makes the cached pages dirty again before it
 // drops any, so the data stays for the next msync. The PerMA latency model needs the
@@ -68,7 +67,6 @@
 #include "backing_file.hpp"
 #include "engine.hpp"
 #include "uffd_sys.hpp"
-#include "writeback_starter.hpp"
 
 extern "C" {
 #include "dimmap_policy.h"
@@ -118,8 +116,6 @@ constexpr uint64_t kWriteCluster = 16;  // pages: a leaving page is written with
 constexpr uint64_t kSweepRounds = 8;    // a writable mapping is swept every this many rounds
 constexpr size_t kSweepChunk = 512;     // pages a sweep looks at together: one page table's reach
 constexpr uint64_t kSweepMinDirty = 16;  // a chunk with fewer dirty cached pages is not swept
-constexpr unsigned kWriteStarts = 256;   // writeback starts under way at most
-constexpr size_t kLookAgain = 512;       // leaving runs waiting for their writes looked at per round
 
 // A pass over a mapping: the keeper reads ahead of it while its runs of misses follow on.
 struct Stream {
@@ -159,7 +155,6 @@ struct Region {
   Stream streams[kStreamsPerRegion];
   PageBits in_fifo;  // in the primary or hot FIFO (its PTE may exist)
   PageBits unheld;   // the last sweep of its part found it cached and in no list
-  PageBits starting;  // in a writeback start that has not returned
   bool known(size_t p) const { return in_fifo.test(p); }
   void set_known(size_t p, bool on) { in_fifo.set(p, on); }
 };
@@ -175,7 +170,6 @@ class PageCacheEngine final : public Engine {
     }
     cv_.notify_all();
     if (keeper_.joinable()) keeper_.join();
-    starter_.reset();  // waits for the writeback starts under way
     if (pagemap_fd_ >= 0) close(pagemap_fd_);
     if (no_fault_around_fd_ >= 0) close(no_fault_around_fd_);
   }
@@ -290,11 +284,12 @@ class PageCacheEngine final : public Engine {
   // a new miss, and under load more such pages every round than it can drop.
   void apply();
 
-  // Whether a writeback of r's file failed: one look a round, which answers for every run
-  // found clean before it ([off, off + len) is one of them). Then every cached page of r is
-  // made dirty again (the kernel marks a page whose write failed clean and does not say
-  // which), nothing of r leaves this round, and the next msync reports the error. drop_mu_ held.
-  bool writeback_failed(Region* r, off_t off, off_t len);
+  // Whether a writeback of r's file failed, once the writeback of [off, off + len) is done
+  // (with wait; without, one look a round answers for every run found clean before it). Then
+  // every cached page of r is made dirty again (the kernel marks a page whose write failed
+  // clean and does not say which), nothing of r leaves this round, and the next msync reports
+  // the error. drop_mu_ held.
+  bool writeback_failed(Region* r, off_t off, off_t len, bool wait);
 
   // Sorts (region id, page) pairs into runs of adjacent pages (one call each) and clears them.
   static void to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs);
@@ -303,28 +298,15 @@ class PageCacheEngine final : public Engine {
   // the run is clean: no page of it dirty or being written.
   bool start_writeback(const Run& run);
 
-  // Hands a run of r with `dirty` dirty pages to the writeback starter (it does not wait for
-  // the block layer); too many starts under way: a later round starts it.
-  void start_write(Region* r, const Run& run, uint64_t dirty);
-
-  // Counts the writeback starts that returned (with wait, all of them, first).
-  void collect_started(bool wait = false);
-
-  // Whether a writeback start that has not returned covers a page of run.
-  bool being_started(const Region& r, const Run& run) const;
-
   // Whether a leaving run lies inside a write run that start_writeback found clean.
   bool inside_clean_write(const Run& run) const;
 
   // Drops this round's leaving runs from the page cache; those of a writable mapping once
-  // clean. A run still being written (or dirty again) waits in pending_ over the next rounds:
-  // the keeper never waits for a write. A clean run costs one cachestat (none inside a clean
-  // write run) and the drop; the look for failed writebacks is one call a round.
+  // clean: a run being written waits for its write, and is dropped only if it did not fail
+  // and none of its pages is dirty again (else it goes to rewrite_: written again and
+  // dropped next round). A clean run costs one cachestat (none inside a clean write run) and
+  // the drop; the look for failed writebacks is one call a round.
   void drop_leaving();
-
-  // A pending run, one round later: its pages mapped again stay in the buffer, the others are
-  // dropped if clean, and wait on (their write started again if dirty and none is under way).
-  void look_again(const Run& run);
 
   const dimmap_config cfg_;
   size_t page_size_ = 4096;
@@ -343,19 +325,9 @@ class PageCacheEngine final : public Engine {
   std::vector<Run> write_runs_;  // to_write_ as runs
   uint64_t round_ = 0;           // the keeper's rounds (apply calls)
   std::vector<Run> runs_;     // this round's leaving pages, as runs of adjacent pages
-  std::vector<Run> pending_;   // leaving runs of writable mappings waiting for their writes
-  std::vector<Run> waiting_;   // pending_ of the last round, looked at again
-  std::vector<Run> clean_writes_;  // this round's write runs found clean, by position
-  std::vector<Run> settled_;       // leaving runs found clean this round: they drop
-  // Writeback starts under way: by tag, the run and its dirty pages when started (counted
-  // when the start returns).
-  struct Started {
-    Run run;
-    uint64_t dirty;
-  };
-  std::vector<Started> started_;
-  std::vector<uint64_t> free_tags_, returned_;
-  std::unique_ptr<WritebackStarter> starter_;
+  std::vector<Run> rewrite_;  // leaving runs found dirty again: written and dropped next round
+  std::vector<Run> clean_writes_;          // this round's write runs found clean, by position
+  std::vector<Run> settled_, unsettled_;   // leaving runs found clean, and not (yet)
   std::vector<Run> read_ahead_;  // to read ahead of passes this round
   bool passing_ = false;         // a pass was seen in the last kPassRounds rounds: a round every poll
   uint64_t first_window_ = 0, max_window_ = 0;  // read-ahead sizes in pages (0: none)

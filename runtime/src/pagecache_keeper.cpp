@@ -11,7 +11,6 @@
 
 #include "log.hpp"
 #include "pagecache_engine.hpp"
-#include "writeback_starter.hpp"
 
 namespace dimmap::detail::pagecache {
 
@@ -227,6 +226,10 @@ void PageCacheEngine::apply() {
   read_ahead_.clear();
   to_runs(&leaving_, &runs_);
   to_runs(&to_write_, &write_runs_);
+  // The runs found dirty again last round leave again, written first.
+  runs_.insert(runs_.end(), rewrite_.begin(), rewrite_.end());
+  write_runs_.insert(write_runs_.end(), rewrite_.begin(), rewrite_.end());
+  rewrite_.clear();
   // The pages demoted this round and the leaving ones lose their PTEs in one call: a leaving
   // page may have been mapped again since its demotion (touched after the scan, or by the
   // kernel's fault-around where it is on), and writing a mapped page costs a TLB shootdown.
@@ -234,75 +237,48 @@ void PageCacheEngine::apply() {
     if (auto it = by_id_.find(run.region_id); it != by_id_.end())
       zaps_.add(it->second->addr + run.first * page_size_, run.pages * page_size_);
   zaps_.flush();
-  // The writes go out together; a run is dropped in the first round that finds it written.
-  collect_started();
+  // The writes go out together; the drops below wait for those of their runs.
+  std::sort(write_runs_.begin(), write_runs_.end(), by_position);
   clean_writes_.clear();
   for (const Run& run : write_runs_)
     if (start_writeback(run)) clean_writes_.push_back(run);
-  starter_->submit();
   drop_leaving();
-  starter_->submit();
-  collect_started();
 }
 
 bool PageCacheEngine::start_writeback(const Run& run) {
   auto it = by_id_.find(run.region_id);
   if (it == by_id_.end()) return false;
-  Region* r = it->second.get();
+  const Region* r = it->second.get();
+  const uint64_t off = r->file_offset + run.first * page_size_, len = run.pages * page_size_;
+  std::lock_guard<std::mutex> counting(count_mu_);
   Cachestat cs;
-  if (!cache_state(r->writeback_fd, r->file_offset + run.first * page_size_, run.pages * page_size_, &cs)) return false;
+  if (!cache_state(r->writeback_fd, off, len, &cs)) return false;
   if (cs.nr_dirty == 0) return cs.nr_writeback == 0;  // nothing to start; clean unless being written
-  start_write(r, run, cs.nr_dirty);
+  sync_file_range(r->writeback_fd, static_cast<off_t>(off), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
+  count_writeback(cs.nr_dirty, dirty_pages(r->writeback_fd, off, len));
   return false;
 }
 
-void PageCacheEngine::start_write(Region* r, const Run& run, uint64_t dirty) {
-  uint64_t tag = started_.size();
-  if (!free_tags_.empty()) {
-    tag = free_tags_.back();
-    free_tags_.pop_back();
-  } else {
-    started_.emplace_back();
-  }
-  if (!starter_->start(r->writeback_fd, r->file_offset + run.first * page_size_, run.pages * page_size_, tag)) {
-    free_tags_.push_back(tag);  // as many writes under way as the starter takes: a later round starts it
-    return;
-  }
-  started_[tag] = {run, dirty};
-  for (uint64_t p = run.first; p < run.first + run.pages; ++p) r->starting.set(p, true);
-}
-
-void PageCacheEngine::collect_started(bool wait) {
-  returned_.clear();
-  starter_->finished(&returned_, wait);
-  for (uint64_t tag : returned_) {
-    const Started& st = started_[tag];
-    free_tags_.push_back(tag);
-    auto it = by_id_.find(st.run.region_id);
-    if (it == by_id_.end()) continue;
-    Region* r = it->second.get();
-    for (uint64_t p = st.run.first; p < st.run.first + st.run.pages; ++p) r->starting.set(p, false);
-    std::lock_guard<std::mutex> counting(count_mu_);
-    count_writeback(st.dirty, dirty_pages(r->writeback_fd, r->file_offset + st.run.first * page_size_,
-                                          st.run.pages * page_size_));
-  }
-}
-
-bool PageCacheEngine::writeback_failed(Region* r, off_t off, off_t len) {
+bool PageCacheEngine::writeback_failed(Region* r, off_t off, off_t len, bool wait) {
   if (r->checked_round != round_) {
     r->checked_round = round_;
     r->failed_this_round = false;
-    // Every run of the round was found clean or not before this look, so one look a round
-    // answers for all that were clean: a write that fails later is of a run that was being
-    // written then, and waits for a later round's look. A page whose write failed is clean:
-    // dropped before the look, its data would be lost. (The range is clean: nothing to wait for.)
-    if (sync_file_range(r->writeback_fd, off, len, SYNC_FILE_RANGE_WAIT_BEFORE) != 0) {
-      r->failed_this_round = true;
-      r->write_error.store(errno == 0 ? EIO : errno);
-      keep_dirty(r, 0, r->npages);
-    }
+    r->looked_this_round = false;
   }
-  return r->failed_this_round;
+  if (r->failed_this_round) return true;
+  // The caller classified every run of the round as clean or not before the first look, so
+  // one look a round answers for the clean runs: a write that fails later is of a page that
+  // was dirty or being written then, in a run that waits for its own write and looks again.
+  if (!wait && r->looked_this_round) return false;
+  // Waits for the writeback of [off, off + len) (started earlier in this round), then
+  // reports any failure of the file's writeback since the last look. A page whose write
+  // failed is clean: dropped before this look, its data would be lost.
+  r->looked_this_round = true;
+  if (sync_file_range(r->writeback_fd, off, len, SYNC_FILE_RANGE_WAIT_BEFORE) == 0) return false;
+  r->failed_this_round = true;
+  r->write_error.store(errno == 0 ? EIO : errno);
+  keep_dirty(r, 0, r->npages);
+  return true;
 }
 
 void PageCacheEngine::to_runs(std::vector<std::pair<uint32_t, uint64_t>>* pages, std::vector<Run>* runs) {
@@ -331,14 +307,9 @@ void PageCacheEngine::drop_leaving() {
   // Leaving runs lost their PTEs in this round's bulk unmap, moments ago: a touch since maps
   // one again, and the kernel does not drop a mapped page (the next scan finds it as a miss).
   // A run of a writable mapping is dropped only clean: it is settled when no page of it is
-  // dirty or being written, else it waits for its write over the next rounds.
+  // dirty or being written, else it waits for its write and is looked at again.
   settled_.clear();
-  // A round looks again at the runs that waited longest, at most kLookAgain of them (each look
-  // is a cachestat): the others wait at the front of the list for the next rounds.
-  waiting_.swap(pending_);
-  const size_t look = std::min(waiting_.size(), kLookAgain);
-  pending_.assign(waiting_.begin() + static_cast<std::ptrdiff_t>(look), waiting_.end());
-  for (size_t i = 0; i < look; ++i) look_again(waiting_[i]);
+  unsettled_.clear();
   for (const Run& run : runs_) {
     auto it = by_id_.find(run.region_id);
     if (it == by_id_.end()) continue;  // unmapped meanwhile: its pages went with it
@@ -355,58 +326,40 @@ void PageCacheEngine::drop_leaving() {
          cs.nr_dirty + cs.nr_writeback == 0))
       settled_.push_back(run);
     else
-      pending_.push_back(run);
+      unsettled_.push_back(run);
   }
-  if (settled_.empty()) return;
+  if (settled_.empty() && unsettled_.empty()) return;
   std::lock_guard<std::mutex> dropping(drop_mu_);
-  zaps_.flush();  // the runs that waited for their writes, unmapped once more
+  for (const Run& run : unsettled_) {
+    Region* r = by_id_.at(run.region_id).get();
+    const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
+    const off_t len = static_cast<off_t>(run.pages * page_size_);
+    Cachestat cs;
+    // A page dirty again (written while leaving, or made dirty after a failed writeback) is
+    // written again and dropped by the next round: POSIX_FADV_DONTNEED would start its write
+    // and drop it once done, and a write that failed would lose its data.
+    if (writeback_failed(r, off, len, true) ||
+        !cache_state(r->writeback_fd, static_cast<uint64_t>(off), static_cast<uint64_t>(len), &cs) ||
+        cs.nr_dirty + cs.nr_writeback > 0) {
+      rewrite_.push_back(run);
+      continue;
+    }
+    // Its write took a while: a touch meanwhile mapped it again (a failed drop of a mapped
+    // page costs the kernel a drain of every CPU's LRU cache).
+    zaps_.add(r->addr + run.first * page_size_, run.pages * page_size_);
+    settled_.push_back(run);
+  }
+  zaps_.flush();
   for (const Run& run : settled_) {
     Region* r = by_id_.at(run.region_id).get();
     const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
     const off_t len = static_cast<off_t>(run.pages * page_size_);
-    if (writeback_failed(r, off, len)) {
-      pending_.push_back(run);  // its data may be only in the page cache: dirty again, written again
+    if (writeback_failed(r, off, len, false)) {
+      rewrite_.push_back(run);  // its data may be only in the page cache: it stays, and is written again
       continue;
     }
     posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
   }
-}
-
-void PageCacheEngine::look_again(const Run& run) {
-  auto it = by_id_.find(run.region_id);
-  if (it == by_id_.end()) return;
-  Region* r = it->second.get();
-  // A page mapped again since it left is a miss the scan let back into the buffer: it stays.
-  for (uint64_t p = run.first, end = run.first + run.pages; p < end;) {
-    if (r->known(p)) {
-      ++p;
-      continue;
-    }
-    uint64_t q = p;
-    while (q < end && !r->known(q)) ++q;
-    const Run part{run.region_id, p, q - p};
-    p = q;
-    Cachestat cs;
-    if (being_started(*r, part)) {
-      pending_.push_back(part);  // its write is not even under way yet
-    } else if (!cache_state(r->writeback_fd, r->file_offset + part.first * page_size_, part.pages * page_size_, &cs)) {
-      pending_.push_back(part);
-    } else if (cs.nr_dirty + cs.nr_writeback == 0) {
-      // Written while it waited: unmapped once more (a touch meanwhile mapped it), then dropped.
-      zaps_.add(r->addr + part.first * page_size_, part.pages * page_size_);
-      settled_.push_back(part);
-    } else {
-      // Dirty with no write under way (dirty again, or its start had to wait): started again.
-      if (cs.nr_dirty > 0) start_write(r, part, cs.nr_dirty);
-      pending_.push_back(part);
-    }
-  }
-}
-
-bool PageCacheEngine::being_started(const Region& r, const Run& run) const {
-  for (uint64_t p = run.first; p < run.first + run.pages; ++p)
-    if (r.starting.test(p)) return true;
-  return false;
 }
 
 }  // namespace dimmap::detail::pagecache

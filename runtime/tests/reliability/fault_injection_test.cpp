@@ -19,7 +19,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -297,20 +296,12 @@ TEST_F(FaultInjection, PageCacheEngineWritebackErrorFailsMsyncAndKeepsTheData) {
 
 // Writes through a buffer an eighth of the file while every write fails: pages leaving the
 // buffer are written back, fail, and stay; msync reports it; once writes work, every page
-// lands and none was lost. The keeper starts its writes through io_uring where it can, else
-// (DIMMAP_IO=threads) with a call made at once: both ways.
-class PageCacheEvictionWriteback : public FaultInjection {
- protected:
-  static void expect_errors_lose_no_data(bool io_uring);
-};
-
-void PageCacheEvictionWriteback::expect_errors_lose_no_data(bool io_uring) {
+// lands and none was lost.
+TEST_F(FaultInjection, PageCacheEngineEvictionWritebackErrorsLoseNoData) {
   FaultFs fs(DIMMAP_FAULTFS, /*page_cache=*/true);
   const uint64_t pages = 256;
   create_pattern_file(fs.backing_path("data"), pages, 0);
-  if (!io_uring) setenv("DIMMAP_IO", "threads", 1);
   auto buffer = make_buffer(32, 4, DIMMAP_ENGINE_PAGECACHE);
-  unsetenv("DIMMAP_IO");
   MappedFile m(*buffer, fs.path("data"), pages, true);
   ASSERT_NE(m.words, nullptr);
   fs.inject("write EIO file=data");
@@ -332,10 +323,6 @@ void PageCacheEvictionWriteback::expect_errors_lose_no_data(bool io_uring) {
   EXPECT_EQ(dimmap_msync(m.words, m.bytes(), MS_SYNC), 0) << dimmap_last_error();
   expect_file_at(fs.backing_path("data"), pages, 1);
 }
-
-TEST_F(PageCacheEvictionWriteback, ErrorsLoseNoData) { expect_errors_lose_no_data(true); }
-
-TEST_F(PageCacheEvictionWriteback, ErrorsLoseNoDataWithoutIoUring) { expect_errors_lose_no_data(false); }
 
 // ---- write errors ----
 
