@@ -317,6 +317,10 @@ void PageCacheEngine::drop_leaving() {
     const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
     const off_t len = static_cast<off_t>(run.pages * page_size_);
     if (!r->writable) {
+      // Unmapped once more right before the drop: with many threads on few cores, touches
+      // between the bulk unmap and the drop are common enough to keep pages cached past the
+      // buffer (a test of 64 busy readers under ThreadSanitizer: up to 2.8 times the buffer).
+      madvise(r->addr + run.first * page_size_, static_cast<size_t>(len), MADV_DONTNEED);
       posix_fadvise(r->file.buffered_fd(), off, len, POSIX_FADV_DONTNEED);
       continue;
     }
