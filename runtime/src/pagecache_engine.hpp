@@ -200,6 +200,10 @@ class PageCacheEngine final : public Engine {
     uint64_t first;
     size_t pages;
   };
+  // The file range of a run of r: its offset and length in bytes.
+  std::pair<off_t, off_t> file_range(const Region& r, const Run& run) const {
+    return {static_cast<off_t>(r.file_offset + run.first * page_size_), static_cast<off_t>(run.pages * page_size_)};
+  }
   static bool by_position(const Run& a, const Run& b) {
     return a.region_id != b.region_id ? a.region_id < b.region_id : a.first < b.first;
   }

@@ -314,8 +314,7 @@ void PageCacheEngine::drop_leaving() {
     auto it = by_id_.find(run.region_id);
     if (it == by_id_.end()) continue;  // unmapped meanwhile: its pages went with it
     const Region* r = it->second.get();
-    const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
-    const off_t len = static_cast<off_t>(run.pages * page_size_);
+    const auto [off, len] = file_range(*r, run);
     if (!r->writable) {
       // Unmapped once more right before the drop: with many threads on few cores, touches
       // between the bulk unmap and the drop are common enough to keep pages cached past the
@@ -336,8 +335,7 @@ void PageCacheEngine::drop_leaving() {
   std::lock_guard<std::mutex> dropping(drop_mu_);
   for (const Run& run : unsettled_) {
     Region* r = by_id_.at(run.region_id).get();
-    const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
-    const off_t len = static_cast<off_t>(run.pages * page_size_);
+    const auto [off, len] = file_range(*r, run);
     Cachestat cs;
     // A page dirty again (written while leaving, or made dirty after a failed writeback) is
     // written again and dropped by the next round: POSIX_FADV_DONTNEED would start its write
@@ -356,8 +354,7 @@ void PageCacheEngine::drop_leaving() {
   zaps_.flush();
   for (const Run& run : settled_) {
     Region* r = by_id_.at(run.region_id).get();
-    const off_t off = static_cast<off_t>(r->file_offset + run.first * page_size_);
-    const off_t len = static_cast<off_t>(run.pages * page_size_);
+    const auto [off, len] = file_range(*r, run);
     if (writeback_failed(r, off, len, false)) {
       rewrite_.push_back(run);  // its data may be only in the page cache: it stays, and is written again
       continue;
