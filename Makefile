@@ -14,7 +14,7 @@ SANITIZER_PASSES ?= asan tsan fuzz
 PREFIX ?= /usr/local
 # The executables dimmap-compare runs (apps/compare/dimmap_compare/tools.py; kmer and microbench
 # are kmer_cli and microbench-cli, their libraries own the short names); no tests, no fuzzers.
-DEMO_TOOLS := dimmap-budget lriot microbench-cli dimmap-run rmat-gen graph-ingest bfs kmer_cli bwa-mmap
+DEMO_TOOLS := dimmap-budget lriot microbench-cli dimmap-run rmat-gen graph-ingest bfs kmer_cli bwa-mmap lmdb-lookup
 
 .PHONY: setup build test test-sanitizers demo install clean dkms-install dkms-remove
 setup:
