@@ -40,6 +40,9 @@ void validate(const Config& c) {
   if (c.procs > 1024 || c.threads > 4096) throw Error("--procs is limited to 1024 and --threads to 4096");
   if (!(c.seconds >= 0) || !std::isfinite(c.seconds)) throw Error("--seconds must be a number >= 0");
   if (c.ops == 0 && c.seconds == 0) throw Error("give --ops or --seconds (or both) to say when to stop");
+  if (!(c.warmup_seconds >= 0) || !std::isfinite(c.warmup_seconds)) throw Error("--warmup must be a number >= 0");
+  if (c.warmup_seconds > 0 && (c.seconds == 0 || c.ops != 0))
+    throw Error("--warmup needs a run bounded by --seconds alone (the measured seconds after it), not by --ops");
   const SequenceParams& s = c.sequence;
   if (!(s.write_fraction >= 0.0 && s.write_fraction <= 1.0)) throw Error("--write-fraction must be between 0 and 1");
   if (!(s.partition_ops >= 0.0 && s.partition_ops <= 1.0)) throw Error("--partition-ops must be between 0 and 1");

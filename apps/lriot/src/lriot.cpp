@@ -5,6 +5,8 @@
 // shared anonymous mapping; all times are CLOCK_MONOTONIC, which every process shares.
 // With --verify the whole file is checked before and after (pattern.cpp, the verifier):
 // every page intact, and the write counters grown by exactly the writes performed.
+// With --warmup the parent marks the warm-up's end: it takes the processes' live counters and
+// the device's, and each process takes its DI-MMAP counters, so the result covers what follows.
 #include <budget/page_cache.hpp>
 #include <dimmap/file_size.hpp>
 #include <dimmap/placement.hpp>
@@ -28,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "device_requests.hpp"
 #include "target.hpp"
 
 namespace lriot {
@@ -52,6 +55,7 @@ void sleep_seconds(double s) {
 struct ProcSlot {
   std::atomic<int> state{0};  // 0 setting up, 1 ready, 2 setup failed
   std::atomic<uint64_t> ops_done{0};
+  std::atomic<uint64_t> writes_done{0};
   std::atomic<uint64_t> mismatches{0};
   std::atomic<int> error_claimed{0};
   std::atomic<int> mismatch_claimed{0};
@@ -59,6 +63,8 @@ struct ProcSlot {
   double ops_end = 0, sync_end = 0;
   int has_stats = 0;
   struct dimmap_stats stats = {};
+  int has_warm_stats = 0;
+  struct dimmap_stats warm_stats = {};  // at the warm-up's end
   char error[512] = {};
   char mismatch[160] = {};
 
@@ -75,6 +81,7 @@ struct ProcSlot {
 struct SharedHeader {
   std::atomic<int> go{0};  // 1 start, 2 abort
   std::atomic<int> stop{0};
+  std::atomic<int> warmed_up{0};  // the warm-up has ended: the measured part begins
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters are shared between processes");
 
@@ -123,12 +130,13 @@ void worker(detail::Target& target, const PageSequence& sequence, std::atomic<ui
       const uint64_t first = next.fetch_add(kClaim, std::memory_order_relaxed);
       if (first >= limit) break;
       const uint64_t end = std::min(limit, first + kClaim);
-      uint64_t done = 0;
+      uint64_t done = 0, written = 0;
       for (uint64_t k = first; k < end && !shared.stopped(); ++k, ++done) {
         const Op op = sequence(k);
         if (op.write) {
           if (!target.write(op.page, scratch, verify)) slot.record_mismatch(op.page, "wrong identity before a write");
           ++totals.writes;
+          ++written;
           continue;
         }
         const uint64_t* words = target.read(op.page, scratch);
@@ -139,7 +147,9 @@ void worker(detail::Target& target, const PageSequence& sequence, std::atomic<ui
         }
         ++totals.reads;
       }
-      slot.ops_done.fetch_add(done, std::memory_order_relaxed);
+      // Operations before writes: the parent, reading writes first, never sees more writes than operations.
+      slot.ops_done.fetch_add(done);
+      slot.writes_done.fetch_add(written);
     }
   } catch (const std::exception& e) {
     slot.record_error(e.what());
@@ -170,6 +180,12 @@ void worker(detail::Target& target, const PageSequence& sequence, std::atomic<ui
     std::atomic<uint64_t> next{0};
     std::vector<ThreadTotals> totals(c.threads);
     std::vector<std::thread> threads;
+    std::thread warm_marker;  // takes the buffer's counters when the parent ends the warm-up
+    if (c.warmup_seconds > 0)
+      warm_marker = std::thread([&] {
+        while (!shared.header().warmed_up.load() && !shared.stopped()) sleep_seconds(1e-3);
+        if (shared.header().warmed_up.load() && target->stats(&slot.warm_stats)) slot.has_warm_stats = 1;
+      });
     try {
       for (unsigned t = 0; t < c.threads; ++t)
         threads.emplace_back(worker, std::ref(*target), std::cref(sequence), std::ref(next), limit, c.verify,
@@ -180,6 +196,7 @@ void worker(detail::Target& target, const PageSequence& sequence, std::atomic<ui
     }
     for (std::thread& t : threads) t.join();
     slot.ops_end = now_seconds();
+    if (warm_marker.joinable()) warm_marker.join();
     for (const ThreadTotals& t : totals) {
       slot.reads += t.reads;
       slot.writes += t.writes;
@@ -209,6 +226,14 @@ std::string describe_exit(unsigned proc, int status, const Config& c) {
   }
   return who + " exited with status " + std::to_string(WEXITSTATUS(status));
 }
+
+// Where the measured part begins: the common start, or the warm-up's end.
+struct MeasureStart {
+  double time = 0;
+  std::vector<uint64_t> ops, writes;  // per process, done by then
+  bool has_device = false;
+  detail::DeviceRequests device;  // completed by the file's device by then
+};
 
 // The forked processes of one run, as the parent sees them.
 class ProcessGroup {
@@ -258,20 +283,29 @@ class ProcessGroup {
     return t0;
   }
 
-  // Stops the processes after --seconds, prints progress, and reaps them all.
-  void supervise(double t0) {
+  // Ends the warm-up (marking where the measured part begins in *start), stops the processes
+  // --seconds after it, prints progress, and reaps them all.
+  void supervise(double t0, const std::string& device_stat, MeasureStart* start) {
     double next_progress = t0 + c_.progress_seconds, last_time = t0;
     uint64_t last_ops = 0;
+    bool warming = c_.warmup_seconds > 0;
+    mark_start(t0, device_stat, start);
     while (running_) {
       sleep_seconds(0.01);
       reap(false);
       const double t = now_seconds();
-      if (c_.seconds > 0 && t - t0 >= c_.seconds) shared_.header().stop.store(1);
+      if (warming && t - t0 >= c_.warmup_seconds) {
+        mark_start(t, device_stat, start);
+        shared_.header().warmed_up.store(1);
+        warming = false;
+      }
+      if (c_.seconds > 0 && !warming && t - start->time >= c_.seconds) shared_.header().stop.store(1);
       if (c_.progress_seconds > 0 && t >= next_progress) {
         uint64_t ops = 0;
         for (unsigned p = 0; p < c_.procs; ++p) ops += shared_.slot(p).ops_done.load();
-        std::fprintf(stderr, "lriot: %6.1f s  %12llu ops  %10.0f ops/s\n", t - t0,
-                     static_cast<unsigned long long>(ops), static_cast<double>(ops - last_ops) / (t - last_time));
+        std::fprintf(stderr, "lriot: %6.1f s  %12llu ops  %10.0f ops/s%s\n", t - t0,
+                     static_cast<unsigned long long>(ops), static_cast<double>(ops - last_ops) / (t - last_time),
+                     warming ? "  (warm-up)" : "");
         last_ops = ops;
         last_time = t;
         next_progress = t + c_.progress_seconds;
@@ -281,6 +315,17 @@ class ProcessGroup {
   }
 
  private:
+  void mark_start(double t, const std::string& device_stat, MeasureStart* start) {
+    start->time = t;
+    start->ops.assign(c_.procs, 0);
+    start->writes.assign(c_.procs, 0);
+    for (unsigned p = 0; p < c_.procs; ++p) {
+      start->writes[p] = shared_.slot(p).writes_done.load();
+      start->ops[p] = shared_.slot(p).ops_done.load();
+    }
+    start->has_device = detail::read_device_requests(device_stat, &start->device);
+  }
+
   void fail(const std::string& why) {
     if (failure_.empty()) failure_ = why;
     shared_.header().stop.store(1);
@@ -307,13 +352,28 @@ class ProcessGroup {
   std::string failure_;
 };
 
-// Adds up what the processes reported.
-void collect(SharedState& shared, unsigned procs, double t0, Result& r) {
+// The counters of `now` less those of `then`; the gauges (buffer, resident and dirty pages) as now.
+dimmap_stats_t counters_since(const dimmap_stats_t& now, const dimmap_stats_t& then) {
+  dimmap_stats_t d = now;
+  for (const dimmap::support::StatsField& f : dimmap::support::kStatsFields)
+    if (!f.gauge) d.*f.member = now.*f.member - std::min(now.*f.member, then.*f.member);
+  return d;
+}
+
+// Adds up what the processes reported from the start of the measured part on.
+void collect(SharedState& shared, unsigned procs, const MeasureStart& start, Result& r) {
+  const double t0 = start.time;
   double ops_end = t0, sync_end = t0;
   for (unsigned p = 0; p < procs; ++p) {
     ProcSlot& s = shared.slot(p);
-    r.reads += s.reads;
-    r.writes += s.writes;
+    // The live counts were read writes first (and are kept operations first): a claim of
+    // operations under way may count among the operations and not yet among the writes.
+    const uint64_t warm_writes = std::min(start.writes[p], s.writes);
+    const uint64_t warm_reads = std::min(start.ops[p] - std::min(start.ops[p], start.writes[p]), s.reads);
+    r.warmup_reads += warm_reads;
+    r.warmup_writes += warm_writes;
+    r.reads += s.reads - warm_reads;
+    r.writes += s.writes - warm_writes;
     ops_end = std::max(ops_end, s.ops_end);
     sync_end = std::max(sync_end, s.sync_end);
     r.sync_seconds = std::max(r.sync_seconds, s.sync_end - s.ops_end);
@@ -321,7 +381,7 @@ void collect(SharedState& shared, unsigned procs, double t0, Result& r) {
     if (r.first_mismatch.empty() && s.mismatch_claimed.load()) r.first_mismatch = s.mismatch;
     if (s.has_stats) {
       r.has_dimmap_stats = true;
-      dimmap::support::operator+=(r.dimmap, s.stats);
+      dimmap::support::operator+=(r.dimmap, s.has_warm_stats ? counters_since(s.stats, s.warm_stats) : s.stats);
     }
   }
   r.ops = r.reads + r.writes;
@@ -382,13 +442,21 @@ Result run(const Config& c) {
     counters_before = before.counter_sum;
   }
 
+  const std::string device_stat = detail::device_stat_file(c.file);
   SharedState shared(c.procs);
   ProcessGroup group(c, shared);
   group.start(params, r.buffer_bytes_per_proc);
   group.wait_until_ready();
   const double t0 = group.go();
-  group.supervise(t0);
-  collect(shared, c.procs, t0, r);
+  MeasureStart start;
+  group.supervise(t0, device_stat, &start);
+  collect(shared, c.procs, start, r);
+  detail::DeviceRequests end;
+  if (start.has_device && detail::read_device_requests(device_stat, &end)) {
+    r.has_device_requests = true;
+    r.device_reads = end.reads - start.device.reads;
+    r.device_writes = end.writes - start.device.writes;
+  }
   if (c.verify) {
     FileCheck after = verify_pattern_file(c.file);
     r.verified = true;

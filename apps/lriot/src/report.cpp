@@ -50,7 +50,15 @@ std::string to_text(const Result& r) {
     t += " (operations " + fmt("%.3f", r.run_seconds) + " s = " + fmt("%.0f", r.run_iops()) + " ops/s, final " +
          (c.mode == Mode::mmap || c.mode == Mode::dimmap ? "msync " : "fdatasync ") + fmt("%.3f", r.sync_seconds) +
          " s)";
+  if (c.warmup_seconds > 0)
+    t += ", after a " + fmt("%g", c.warmup_seconds) + " s warm-up of " + u64(r.warmup_reads + r.warmup_writes) + " ops";
   t += "\n";
+  if (r.has_device_requests && r.ops) {
+    const double ops = static_cast<double>(r.ops);
+    t += "device: " + u64(r.device_reads) + " reads + " + u64(r.device_writes) + " writes completed (" +
+         fmt("%.2f", static_cast<double>(r.device_reads) / ops) + " + " +
+         fmt("%.2f", static_cast<double>(r.device_writes) / ops) + " per operation; every program's requests)\n";
+  }
   if (r.has_dimmap_stats) {
     const struct dimmap_stats& s = r.dimmap;
     t += "dimmap: buffer " + dimmap::format_size(r.buffer_bytes_per_proc) + (c.procs > 1 ? " per process" : "") +
@@ -91,7 +99,10 @@ std::string to_json(const Result& r) {
       .add("run_seconds", r.run_seconds)
       .add("sync_seconds", r.sync_seconds)
       .add("iops", r.iops())
-      .add("run_iops", r.run_iops());
+      .add("run_iops", r.run_iops())
+      .add("warmup_seconds", c.warmup_seconds)
+      .add("warmup_ops", r.warmup_reads + r.warmup_writes);
+  if (r.has_device_requests) j.add("device_reads", r.device_reads).add("device_writes", r.device_writes);
   if (c.mode == Mode::dimmap) j.add("buffer_bytes_per_proc", r.buffer_bytes_per_proc);
   if (r.has_dimmap_stats) j.add("dimmap_stats", dimmap::json::stats(r.dimmap));
   if (r.verified)

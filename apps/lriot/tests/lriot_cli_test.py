@@ -47,7 +47,7 @@ class LriotCli(unittest.TestCase):
         r = lriot("--help")
         self.assertEqual(r.returncode, 0)
         for flag in ["--mode", "--procs", "--threads", "--pattern", "--write-fraction", "--ops", "--seconds",
-                     "--buffer", "--create", "--json"]:
+                     "--warmup", "--buffer", "--create", "--json"]:
             self.assertIn(flag, r.stdout)
 
     def test_bad_numbers(self):
@@ -60,6 +60,8 @@ class LriotCli(unittest.TestCase):
         self.expect_usage_error("--seconds", f, "--seconds=-1")
         self.expect_usage_error("--write-fraction", f, "--write-fraction=1.5", "--ops=10")
         self.expect_usage_error("--ops or --seconds", f, "--seconds=0")
+        self.expect_usage_error("--warmup needs a run bounded by --seconds", f, "--warmup=2", "--ops=10")
+        self.expect_usage_error("--warmup must be a number >= 0", f, "--warmup=-1")
         self.expect_usage_error("16 pages", f, "--mode=dimmap", "--buffer=8K", "--ops=10")
         self.expect_usage_error("--buffer: size '0' must be larger than 0", f, "--mode=dimmap", "--buffer=0",
                                 "--ops=10")

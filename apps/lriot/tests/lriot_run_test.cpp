@@ -131,6 +131,20 @@ TEST_P(LriotRun, StopsAfterTheGivenSeconds) {
   EXPECT_LT(r.run_seconds, 3.0);
 }
 
+TEST_P(LriotRun, AWarmUpIsRunButNotCounted) {
+  Config c = config(Pattern::uniform, 2, 2, 0, 0.5);
+  c.warmup_seconds = 1.0;
+  c.seconds = 0.3;
+  const Result r = run(c);
+  EXPECT_TRUE(r.ok()) << "the file must hold exactly the warm-up's and the measured part's writes";
+  EXPECT_GT(r.warmup_reads + r.warmup_writes, 0u);
+  EXPECT_GT(r.ops, 0u);
+  EXPECT_GE(r.run_seconds, 0.3);
+  EXPECT_LT(r.run_seconds, 1.3) << "the warm-up's second counted as measured time";
+  EXPECT_EQ(r.counter_delta, r.writes + r.warmup_writes);
+  expect_consistent_dimmap_stats(r);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, LriotRun, ::testing::Values(Mode::direct, Mode::stdio, Mode::mmap, Mode::dimmap),
                          [](const ::testing::TestParamInfo<Mode>& info) { return std::string(to_string(info.param)); });
 
@@ -184,6 +198,41 @@ TEST_F(LriotBadInput, BuffersTooSmallAndBadNumbers) {
   expect_error(c, "bigger file");
   EXPECT_THROW(parse_mode("fast"), dimmap::Error);
   EXPECT_THROW(parse_pattern("zipf"), dimmap::Error);
+}
+
+// A buffer bigger than the file: a warm-up that touches every page leaves nothing to miss, and
+// the measured counters start after it.
+TEST(LriotWarmUp, DimmapCountersStartAfterIt) {
+  TempDir dir;
+  const std::string path = dir.file("small.dat");
+  create_pattern_file(path, 512 * kPageSize);
+  Config c;
+  c.file = path;
+  c.mode = Mode::dimmap;
+  c.threads = 2;
+  c.buffer_bytes = 2048 * kPageSize;
+  c.seconds = 0.3;
+  const Result cold = run(c);
+  ASSERT_TRUE(cold.has_dimmap_stats);
+  EXPECT_GT(cold.dimmap.misses, 0u) << "a cold run must miss";
+  c.warmup_seconds = 1.0;  // thousands of uniform operations over 512 pages: every page touched
+  const Result warm = run(c);
+  ASSERT_TRUE(warm.has_dimmap_stats);
+  ASSERT_GT(warm.warmup_reads, 512u * 20) << "too few warm-up operations to have touched every page";
+  EXPECT_EQ(warm.dimmap.misses, 0u) << "the warm-up's misses were counted";
+  EXPECT_EQ(warm.dimmap.buffer_pages, 2048u) << "gauges are the buffer's, not differences";
+}
+
+TEST_F(LriotBadInput, WarmUpNeedsARunBoundedBySeconds) {
+  const std::string path = dir_.file("f.dat");
+  create_pattern_file(path, 64 * kPageSize);
+  Config c = base(path);  // bounded by --ops
+  c.warmup_seconds = 1;
+  expect_error(c, "--warmup");
+  c.ops = 0;
+  c.seconds = 1;
+  c.warmup_seconds = -1;
+  expect_error(c, "--warmup");
 }
 
 TEST_F(LriotBadInput, VerifyRefusesAFileWithoutThePattern) {

@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", c.sequence.seed, "Seed of the page sequence (same seed, same run)")->capture_default_str();
   auto* ops = app.add_option("--ops", c.ops, "Operations in all, split over the processes (0 = until --seconds)");
   auto* seconds = app.add_option("--seconds", c.seconds, "Stop after this many seconds (default 10; 0 = until --ops)");
+  app.add_option("--warmup", c.warmup_seconds,
+                 "First run the load this many seconds unmeasured: --seconds, the counts and the device's "
+                 "requests then cover the steady state, not the cold start")
+      ->capture_default_str();
   dimmap::cli::add_placement_options(app, buffer_plan, dimmap::cli::kBuffer);  // for all processes together
   app.add_option("--madvise", advice, "random (MADV_RANDOM / POSIX_FADV_RANDOM: no readahead) or normal")
       ->check(CLI::IsMember({"random", "normal"}))

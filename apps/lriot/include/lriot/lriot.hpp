@@ -36,6 +36,9 @@ struct Config {
   SequenceParams sequence;
   uint64_t ops = 0;       // operations in all (split evenly over processes); 0 = no limit
   double seconds = 10;    // stop after this long; 0 = no limit (then ops must be set)
+  // Run the load this long before the measured part: a steady state, not a cold start.
+  // Every count and time of the result starts after it (needs seconds > 0 and no ops limit).
+  double warmup_seconds = 0;
   uint64_t buffer_bytes = 0;  // dimmap: buffer for all processes together; 0 = DIMMAP_BUFFER
   double hot_fraction = -1;   // dimmap: share of the buffer for hot pages; < 0 = DIMMAP_HOT_FRACTION
   bool random_advice = true;  // mmap: MADV_RANDOM, stdio: POSIX_FADV_RANDOM (no readahead)
@@ -54,15 +57,21 @@ struct Result {
   uint64_t buffer_bytes_per_proc = 0;  // dimmap
   double resident_at_start = -1;    // share of the file in the Linux page cache at the start
 
-  uint64_t ops = 0, reads = 0, writes = 0;
-  double run_seconds = 0;   // from the common start until the last operation
+  uint64_t ops = 0, reads = 0, writes = 0;  // measured: after the warm-up
+  uint64_t warmup_reads = 0, warmup_writes = 0;
+  double run_seconds = 0;   // from the common start (or the warm-up's end) until the last operation
   double sync_seconds = 0;  // the longest final msync / fdatasync of a process
-  double seconds = 0;       // from the common start until every process had synced
+  double seconds = 0;       // from the common start (or the warm-up's end) until every process had synced
   double iops() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
   double run_iops() const { return run_seconds > 0 ? static_cast<double>(ops) / run_seconds : 0; }
 
   bool has_dimmap_stats = false;
-  struct dimmap_stats dimmap = {};  // summed over processes
+  struct dimmap_stats dimmap = {};  // summed over processes; counters after the warm-up
+
+  // Requests the file's block device completed in the measured part (every program's, as
+  // /sys/dev/block/MAJ:MIN/stat counts them); none where the file is not on a block device.
+  bool has_device_requests = false;
+  uint64_t device_reads = 0, device_writes = 0;
 
   // --verify: pages that failed a check during the run, and the file checked afterwards.
   bool verified = false;
@@ -70,7 +79,7 @@ struct Result {
   std::string first_mismatch;
   uint64_t bad_pages_after = 0;
   uint64_t counter_delta = 0;  // sum of the write counters after minus before
-  bool ok() const { return !verified || (mismatches == 0 && bad_pages_after == 0 && counter_delta == writes); }
+  bool ok() const { return !verified || (mismatches == 0 && bad_pages_after == 0 && counter_delta == writes + warmup_writes); }
 };
 
 // Runs the benchmark. Throws dimmap::Error for bad input (missing or too small file, a buffer
