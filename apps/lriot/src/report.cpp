@@ -67,7 +67,8 @@ std::string to_text(const Result& r) {
   if (r.verified) {
     t += std::string("verify: ") + (r.ok() ? "ok" : "FAILED") + " (" + u64(r.mismatches) + " bad pages seen, " +
          u64(r.bad_pages_after) + " bad pages in the file after, write counters +" + u64(r.counter_delta) + " for " +
-         u64(r.writes) + " writes)";
+         u64(r.writes + r.warmup_writes) + " writes" +
+         (r.warmup_writes ? ", " + u64(r.warmup_writes) + " of them in the warm-up" : std::string()) + ")";
     if (!r.first_mismatch.empty()) t += "; first: " + r.first_mismatch;
     t += "\n";
   }
