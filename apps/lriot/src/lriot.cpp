@@ -89,11 +89,11 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters are shared b
 class SharedState {
  public:
   explicit SharedState(unsigned procs) : procs_(procs) {
-    bytes_ = sizeof(SharedHeader) + procs * sizeof(ProcSlot);
+    bytes_ = kSlotsOffset + procs * sizeof(ProcSlot);
     void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw Error(std::string("cannot map shared memory: ") + std::strerror(errno));
     header_ = new (p) SharedHeader;
-    slots_ = reinterpret_cast<ProcSlot*>(static_cast<char*>(p) + sizeof(SharedHeader));
+    slots_ = reinterpret_cast<ProcSlot*>(static_cast<char*>(p) + kSlotsOffset);
     for (unsigned i = 0; i < procs; ++i) new (&slots_[i]) ProcSlot;
   }
   ~SharedState() { munmap(header_, bytes_); }
@@ -105,6 +105,9 @@ class SharedState {
   bool stopped() const { return header_->stop.load(std::memory_order_relaxed) != 0; }
 
  private:
+  // The slots follow the header at their own alignment (their counters are 8-byte atomics).
+  static constexpr size_t kSlotsOffset =
+      (sizeof(SharedHeader) + alignof(ProcSlot) - 1) / alignof(ProcSlot) * alignof(ProcSlot);
   unsigned procs_;
   size_t bytes_;
   SharedHeader* header_;
