@@ -158,6 +158,7 @@ void dmp_init(struct dmp_policy *p, const struct dmp_params *par, struct dmp_pag
 	p->loading = 0;
 	p->leaving = 0;
 	p->fault_sum = 0;
+	p->lent = 0;
 	p->cnt.allocs = 0;
 	p->cnt.recoveries = 0;
 	p->cnt.hot_promotions = 0;
@@ -232,6 +233,17 @@ static void move_to(struct dmp_policy *p, dmp_u32 s, dmp_u8 state)
 	q_push_tail(p, queue_of(p, state), s);
 }
 
+/* The FIFOs' budget and the hot FIFO's capacity, less the lent slots (dmp_lend). */
+static dmp_u32 mapped_cap(const struct dmp_policy *p)
+{
+	return p->par.mapped_cap - p->lent;
+}
+
+static dmp_u32 hot_cap(const struct dmp_policy *p)
+{
+	return p->par.hot_cap > p->lent ? p->par.hot_cap - p->lent : 0;
+}
+
 /*
  * A page just entered the primary FIFO. While primary + hot exceed their budget, displace
  * the oldest primary page. Exactly one page ends in the eviction queue once the buffer is
@@ -239,13 +251,13 @@ static void move_to(struct dmp_policy *p, dmp_u32 s, dmp_u8 state)
  */
 static dmp_u32 displace(struct dmp_policy *p)
 {
-	while (p->primary.len + p->hot.len > p->par.mapped_cap) {
+	while (p->primary.len + p->hot.len > mapped_cap(p)) {
 		dmp_u32 old = p->primary.head;
 
 		if (p->par.hot_cap > 0 && dmp_is_hot(p, old)) {
 			move_to(p, old, DMP_HOT);
 			p->cnt.hot_promotions++;
-			if (p->hot.len <= p->par.hot_cap)
+			if (p->hot.len <= hot_cap(p))
 				continue;
 			old = p->hot.head;
 		}
@@ -295,7 +307,24 @@ dmp_u32 dmp_recover(struct dmp_policy *p, dmp_u32 s)
 
 int dmp_wants_eviction(const struct dmp_policy *p)
 {
-	return p->free.len < p->par.reserve && p->evict.len > 0;
+	return p->free.len < p->par.reserve + p->lent && p->evict.len > 0;
+}
+
+dmp_u32 dmp_lend(struct dmp_policy *p, dmp_u32 pages)
+{
+	p->lent = pages < p->par.mapped_cap / 2 ? pages : p->par.mapped_cap / 2;
+	return p->lent;
+}
+
+dmp_u32 dmp_shrink(struct dmp_policy *p)
+{
+	dmp_u32 old = p->hot.head;
+
+	if (p->hot.len <= hot_cap(p))
+		return displace(p);
+	move_to(p, old, DMP_EVICT);
+	p->cnt.demotions++;
+	return old;
 }
 
 dmp_u32 dmp_evict_batch(struct dmp_policy *p, dmp_u32 *out, dmp_u32 max)
@@ -384,7 +413,7 @@ int dmp_check(const struct dmp_policy *p)
 		return 10;
 	if (sum != p->fault_sum)
 		return 11;
-	if (p->hot.len > p->par.hot_cap || p->primary.len + p->hot.len > p->par.mapped_cap)
+	if (p->hot.len > hot_cap(p) || p->primary.len + p->hot.len > mapped_cap(p))
 		return 12;
 	for (i = 0; i < p->par.npages; i++) {
 		if (p->pages[i].state == DMP_LOADING)

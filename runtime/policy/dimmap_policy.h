@@ -117,6 +117,7 @@ struct dmp_policy {
 	struct dmp_queue free, primary, hot, evict;
 	dmp_u32 loading, leaving;  /* counts of slots in those states */
 	dmp_u64 fault_sum;         /* sum of fault counts over primary, hot and evict pages */
+	dmp_u32 lent;              /* slots lent back (dmp_lend): kept free, the FIFOs' caps lower */
 	struct dmp_counters cnt;
 };
 
@@ -157,7 +158,7 @@ void dmp_abort(struct dmp_policy *p, dmp_u32 slot);
  */
 dmp_u32 dmp_recover(struct dmp_policy *p, dmp_u32 slot);
 
-/* Nonzero when fewer than `reserve` slots are free and the eviction queue has pages. */
+/* Nonzero when fewer than `reserve` (plus the lent) slots are free and the eviction queue has pages. */
 int dmp_wants_eviction(const struct dmp_policy *p);
 
 /*
@@ -177,6 +178,22 @@ void dmp_release(struct dmp_policy *p, dmp_u32 slot);
  * away), updating the fault history like dmp_release.
  */
 void dmp_remove(struct dmp_policy *p, dmp_u32 slot);
+
+/*
+ * Lends `pages` slots of the pool back, or fewer (at most half the FIFOs' budget); returns how
+ * many. The FIFOs' budget and the hot FIFO's capacity shrink by that many (the hot FIFO's to
+ * no less than 0), and eviction keeps that many more slots free: the pages in use shrink by
+ * it, for a caller whose memory is short. 0 returns them. The caller then demotes with
+ * dmp_shrink until it returns DMP_NIL, and evicts while dmp_wants_eviction.
+ */
+dmp_u32 dmp_lend(struct dmp_policy *p, dmp_u32 pages);
+
+/*
+ * Demotes one page to the eviction queue if the FIFOs exceed their budget (after dmp_lend):
+ * the oldest hot page while the hot FIFO is over its capacity, else as an insertion would.
+ * Returns the slot (the caller unmaps it), or DMP_NIL once within the budget.
+ */
+dmp_u32 dmp_shrink(struct dmp_policy *p);
 
 /* Pages resident in the FIFOs and the eviction queue (not loading, leaving or free). */
 dmp_u32 dmp_resident(const struct dmp_policy *p);

@@ -385,4 +385,56 @@ TEST(Policy, HotFifoBeatsPlainFifoOnSkewedWorkload) {
   EXPECT_LT(misses(750), misses(0));
 }
 
+// A pool whose pages in use must shrink (its caller's memory is short) lends slots back: the
+// FIFOs give up pages to the eviction queue, eviction keeps the lent slots free, and the
+// pages come back into use once the slots are returned.
+TEST(Policy, LentSlotsLeaveTheFifosAndStayFreeUntilReturned) {
+  Buffer b(256, 500, 62, 8);
+  std::mt19937_64 rng(3);
+  // Hot pages fill the hot FIFO (faulted again while in the eviction queue), cold ones the rest.
+  for (int i = 0; i < 20000; ++i) b.fault(i % 2 ? rng() % 150 : 1000 + rng() % 100000);
+  ASSERT_EQ(b.p.free.len + dmp_resident(&b.p), b.par.npages);
+  ASSERT_GT(b.p.hot.len, 8u);
+  // Enough that the hot FIFO must give up half its pages too.
+  const uint32_t lend = b.par.hot_cap - b.p.hot.len / 2;
+  ASSERT_LE(lend, b.par.mapped_cap / 2);
+  ASSERT_EQ(dmp_lend(&b.p, lend), lend);
+  const uint32_t hot_before = b.p.hot.len;
+  uint32_t demoted = 0;
+  for (uint32_t s = dmp_shrink(&b.p); s != DMP_NIL; s = dmp_shrink(&b.p)) {
+    EXPECT_EQ(b.pages[s].state, DMP_EVICT);
+    ++demoted;
+  }
+  EXPECT_GT(demoted, 0u);
+  EXPECT_LE(b.p.primary.len + b.p.hot.len, b.par.mapped_cap - lend);
+  EXPECT_LE(b.p.hot.len, b.par.hot_cap - lend);
+  EXPECT_LT(b.p.hot.len, hot_before);
+  while (dmp_wants_eviction(&b.p)) b.evict_and_release();
+  EXPECT_GE(b.p.free.len, b.par.reserve + lend);
+  EXPECT_EQ(dmp_check(&b.p), 0);
+  // Faults go on within the smaller pool.
+  for (int i = 0; i < 5000; ++i) {
+    b.fault(i % 2 ? rng() % 150 : 1000 + rng() % 100000);
+    ASSERT_LE(dmp_resident(&b.p), b.par.npages - lend);
+  }
+  EXPECT_EQ(dmp_check(&b.p), 0);
+  // Returned, the slots fill again.
+  dmp_lend(&b.p, 0);
+  for (int i = 0; i < 5000; ++i) b.fault(1000 + rng() % 100000);
+  EXPECT_GT(dmp_resident(&b.p), b.par.npages - b.par.reserve - b.par.batch);
+  EXPECT_EQ(dmp_check(&b.p), 0);
+}
+
+// At most half of the FIFOs' budget is lent, so they keep pages to work with.
+TEST(Policy, LendingStopsAtHalfTheFifosBudget) {
+  Buffer b(64, 500, 125, 4);
+  for (uint64_t k = 0; k < 200; ++k) b.fault(k);
+  EXPECT_EQ(dmp_lend(&b.p, b.par.npages), b.par.mapped_cap / 2);
+  while (dmp_shrink(&b.p) != DMP_NIL) {
+  }
+  while (dmp_wants_eviction(&b.p)) b.evict_and_release();
+  EXPECT_EQ(b.p.primary.len + b.p.hot.len, b.par.mapped_cap - b.par.mapped_cap / 2);
+  EXPECT_EQ(dmp_check(&b.p), 0);
+}
+
 }  // namespace
