@@ -96,6 +96,7 @@ std::optional<std::string> own_path(const std::string& proc_cgroup, bool v2) {
 struct Found {
   uint64_t bytes = UINT64_MAX;
   std::string source;
+  std::string usage_file;
 };
 
 // The smallest limit from the process's cgroup directory up to the mount point.
@@ -112,6 +113,7 @@ void walk_up(const std::string& root, const CgroupMount& m, const std::string& o
     if (const std::optional<uint64_t> v = read_limit(root + dir + file); v && *v < found.bytes) {
       found.bytes = *v;
       found.source = std::string(m.v2 ? "cgroup v2 memory.max" : "cgroup v1 memory.limit_in_bytes") + " of " + dir;
+      found.usage_file = root + dir + (m.v2 ? "/memory.current" : "/memory.usage_in_bytes");
     }
     if (rel.empty()) break;
     rel.resize(rel.rfind('/'));
@@ -135,12 +137,12 @@ MemoryLimit memory_limit(const std::string& root) {
   if (total == 0 && root.empty())
     total = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   // v1 writes "no limit" as a huge number; any limit at or above the machine's memory limits nothing.
-  if (found.bytes != UINT64_MAX && (total == 0 || found.bytes < total)) return {found.bytes, found.source};
+  if (found.bytes != UINT64_MAX && (total == 0 || found.bytes < total)) return {found.bytes, found.source, found.usage_file};
   if (meminfo)
     if (const std::optional<uint64_t> avail = meminfo_bytes(*meminfo, "MemAvailable"))
-      return {*avail, "MemAvailable in " + root + "/proc/meminfo"};
-  if (total) return {total, "physical memory"};
-  return {0, "unknown"};
+      return {*avail, "MemAvailable in " + root + "/proc/meminfo", ""};
+  if (total) return {total, "physical memory", ""};
+  return {0, "unknown", ""};
 }
 
 uint64_t default_buffer_bytes(uint64_t limit_bytes, bool page_cache) {

@@ -50,6 +50,8 @@ TEST_F(FakeRoot, V1TakesTheSmallestLimitOnTheWayUp) {
   const dimmap::MemoryLimit limit = dimmap::memory_limit(root_);
   EXPECT_EQ(limit.bytes, 100 * kMiB);
   EXPECT_EQ(limit.source, "cgroup v1 memory.limit_in_bytes of /sys/fs/cgroup/memory/jobs/a");
+  // The usage to watch is that of the cgroup whose limit it is.
+  EXPECT_EQ(limit.usage_file, root_ + "/sys/fs/cgroup/memory/jobs/a/memory.usage_in_bytes");
 }
 
 TEST_F(FakeRoot, V1OwnCgroupLimitWhenItIsTheSmallest) {
@@ -66,6 +68,7 @@ TEST_F(FakeRoot, V2ReadsMemoryMaxAndSkipsMax) {
   const dimmap::MemoryLimit limit = dimmap::memory_limit(root_);
   EXPECT_EQ(limit.bytes, 50 * kMiB);
   EXPECT_EQ(limit.source, "cgroup v2 memory.max of /sys/fs/cgroup/user.slice");
+  EXPECT_EQ(limit.usage_file, root_ + "/sys/fs/cgroup/user.slice/memory.current");
 }
 
 TEST_F(FakeRoot, NoLimitFallsBackToMemAvailable) {
@@ -74,6 +77,7 @@ TEST_F(FakeRoot, NoLimitFallsBackToMemAvailable) {
   const dimmap::MemoryLimit limit = dimmap::memory_limit(root_);
   EXPECT_EQ(limit.bytes, 4 * kGiB);
   EXPECT_NE(limit.source.find("MemAvailable"), std::string::npos) << limit.source;
+  EXPECT_EQ(limit.usage_file, "");  // no cgroup's usage to watch
 }
 
 TEST_F(FakeRoot, LimitAboveTheMachinesMemoryLimitsNothing) {
@@ -157,7 +161,7 @@ TEST(MemoryLimit, MinAllocIsAThirtySecondBetween1MAnd64M) {
 class ChooseBuffer : public ::testing::Test {
  protected:
   void TearDown() override { unsetenv("DIMMAP_BUFFER"); }
-  const dimmap::MemoryLimit limit_{48 * kMiB, "cgroup v1 memory.limit_in_bytes of /x"};
+  const dimmap::MemoryLimit limit_{48 * kMiB, "cgroup v1 memory.limit_in_bytes of /x", ""};
 };
 
 TEST_F(ChooseBuffer, OptionWinsOverEnvironment) {

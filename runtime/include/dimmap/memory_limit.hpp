@@ -24,6 +24,9 @@ struct MemoryLimit {
   // Where the number came from, for messages: "cgroup v1 limit in /sys/fs/cgroup/memory/x"
   // or "MemAvailable in /proc/meminfo".
   std::string source;
+  // The cgroup's usage file when the limit is a cgroup's (v2 memory.current, v1
+  // memory.usage_in_bytes of the cgroup whose limit it is), else empty.
+  std::string usage_file;
 };
 
 // The memory limit of the calling process. `root` is prefixed to every /proc and /sys path
