@@ -55,6 +55,7 @@ int PageCacheEngine::start() {
   if (cfg_.readahead_pages == 0 || max_window_ < kStreamMinRun) max_window_ = 0;
   first_window_ = std::min<uint64_t>(cfg_.readahead_pages, max_window_);
   if (const char* why = pagecache_engine_unsupported()) return fail(ENOTSUP, "%s", why);
+  watch_memory_limit();
   pagemap_fd_ = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (pagemap_fd_ < 0) return fail(errno, "cannot open /proc/self/pagemap: %s", std::strerror(errno));
   no_fault_around_fd_ = uffd_open_wp_async();

@@ -33,6 +33,11 @@
 //              for many written pages instead of one for each as it is demoted. A page cached
 //              that no list holds (mapped between the scan and the sweep, or one whose drop
 //              the kernel refused) leaves when two sweeps in a row find it (pagecache_sweep.cpp).
+//   yielding  under a memory-cgroup limit, the keeper reads the cgroup's usage every round;
+//              within a headroom of the limit, the buffer lends pages back (the FIFOs hold
+//              fewer, the eviction queue's oldest leave) until the pages on their way out fit
+//              beside it, and takes them back once the cgroup is well below the limit
+//              (pagecache_yield.cpp). So the program's faults do not run the kernel's reclaim.
 // Between two scans the mapped pages may exceed the buffer by the faults of one scan interval
 // (1/64 of the buffer) while the keeper keeps up. It cannot make a faulting thread wait: it
 // runs at the highest priority it may take, and threads that fault faster than it can write
@@ -45,7 +50,8 @@
 //
 // Files: pagecache_engine.cpp (setup and the application's calls), pagecache_keeper.cpp (the
 // keeper thread: scans, the policy's decisions, unmapping, writeback and dropping),
-// pagecache_sweep.cpp (sweeps of writable mappings).
+// pagecache_sweep.cpp (sweeps of writable mappings), pagecache_yield.cpp (the buffer under a
+// memory limit).
 #pragma once
 
 #include <sys/ioctl.h>
@@ -172,6 +178,7 @@ class PageCacheEngine final : public Engine {
     if (keeper_.joinable()) keeper_.join();
     if (pagemap_fd_ >= 0) close(pagemap_fd_);
     if (no_fault_around_fd_ >= 0) close(no_fault_around_fd_);
+    if (usage_fd_ >= 0) close(usage_fd_);
   }
 
   int start();
@@ -242,6 +249,13 @@ class PageCacheEngine final : public Engine {
 
   // The keeper thread: scans when enough faults happened since the last scan.
   void keep();
+
+  // Opens the memory cgroup's usage file when a cgroup limits the process (start()).
+  void watch_memory_limit();
+
+  // Lends buffer pages back or takes them back after a look at the cgroup's usage, demoting
+  // what the FIFOs no longer hold (policy lock held; pagecache_yield.cpp).
+  void yield_to_limit();
 
   // One round (both locks held): finds pages mapped since the last scan, runs the policy, and
   // queues the unmaps and drops it decided.
@@ -321,6 +335,9 @@ class PageCacheEngine final : public Engine {
   std::vector<uint32_t> batch_;
   uint64_t scan_after_ = 64;
   int pagemap_fd_ = -1;
+  int usage_fd_ = -1;            // the memory cgroup's usage file, or -1: no cgroup limit
+  uint64_t limit_bytes_ = 0;     // its limit
+  uint64_t headroom_bytes_ = 0;  // kept free below it
   int no_fault_around_fd_ = -1;  // the userfaultfd that turns off fault-around, or -errno
   PageRegion vec_[4096];
   std::vector<size_t> fresh_;

@@ -71,6 +71,7 @@ void PageCacheEngine::keep() {
 
 void PageCacheEngine::scan() {
   passing_ = false;
+  yield_to_limit();
   for (auto& [id, region] : by_id_) {
     Region* r = region.get();
     for (const Stream& s : r->streams)

@@ -1,0 +1,68 @@
+// pagecache_yield.cpp - the pagecache engine's buffer under a memory-cgroup limit.
+//
+// The buffer's pages and the pages on their way out of it (dirty ones wait for their writes,
+// which the block layer queues behind the program's reads) are all page cache charged to the
+// process's cgroup. When their sum reaches the cgroup's limit, the kernel reclaims inside the
+// faulting threads: it finds the leaving pages dirty or being written, wakes the flusher
+// (which writes every dirty page of the file, mapped ones too, one TLB shootdown each) and
+// makes the threads wait for writeback (up to 100 ms a time). Measured on a partitioned load
+// in a cgroup 61M over the buffer: 258 reclaims and 134 such waits in 3 s, and the program's
+// rate down to a fifth for half a second at a time.
+//
+// So the keeper looks at the cgroup's usage once a round and keeps a headroom below the limit:
+// the policy lends pages back (dmp_lend; its FIFOs hold fewer and more slots stay free), the
+// oldest of the eviction queue leave in this round, clean ones at once. What the buffer holds
+// shrinks by what the pages on their way out take, and grows back when they are gone. The
+// headroom covers the faults of two scan intervals, which the program maps between two looks.
+// Without a cgroup limit nothing changes: the kernel's reclaim of the whole machine is not
+// the process's to avoid.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <dimmap/memory_limit.hpp>
+
+#include "log.hpp"
+#include "pagecache_engine.hpp"
+#include "pagecache_yield.hpp"
+
+namespace dimmap::detail::pagecache {
+
+namespace {
+
+constexpr uint64_t kMinHeadroom = 4ull << 20;  // above the cgroup's per-CPU charge batches
+
+}  // namespace
+
+void PageCacheEngine::watch_memory_limit() {
+  const MemoryLimit limit = memory_limit();
+  if (limit.usage_file.empty()) return;
+  usage_fd_ = ::open(limit.usage_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (usage_fd_ < 0) {
+    log(LogLevel::debug, "pagecache engine: cannot read %s: the buffer does not yield to the memory limit",
+        limit.usage_file.c_str());
+    return;
+  }
+  limit_bytes_ = limit.bytes;
+  headroom_bytes_ = std::max<uint64_t>(kMinHeadroom, 2 * scan_after_ * page_size_);
+  log(LogLevel::info, "pagecache engine: yields to the %s (%llu bytes), keeping %llu bytes free", limit.source.c_str(),
+      static_cast<unsigned long long>(limit_bytes_), static_cast<unsigned long long>(headroom_bytes_));
+}
+
+void PageCacheEngine::yield_to_limit() {
+  if (usage_fd_ < 0) return;
+  char text[32];
+  const ssize_t n = pread(usage_fd_, text, sizeof text - 1, 0);
+  if (n <= 0) return;
+  text[n] = '\0';
+  const uint64_t usage = std::strtoull(text, nullptr, 10);
+  const uint64_t unused = policy_.free.len > policy_.par.reserve ? policy_.free.len - policy_.par.reserve : 0;
+  const uint64_t want = pages_to_lend(usage, limit_bytes_, headroom_bytes_, policy_.lent, unused, page_size_);
+  if (want == policy_.lent) return;
+  dmp_lend(&policy_, static_cast<uint32_t>(std::min<uint64_t>(want, UINT32_MAX)));
+  for (uint32_t s = dmp_shrink(&policy_); s != DMP_NIL; s = dmp_shrink(&policy_)) demoted(s);
+}
+
+}  // namespace dimmap::detail::pagecache
