@@ -244,6 +244,14 @@ static dmp_u32 hot_cap(const struct dmp_policy *p)
 	return p->par.hot_cap > p->lent ? p->par.hot_cap - p->lent : 0;
 }
 
+/* Moves a FIFO page into the eviction queue; returns it (the caller unmaps it). */
+static dmp_u32 demote(struct dmp_policy *p, dmp_u32 s)
+{
+	move_to(p, s, DMP_EVICT);
+	p->cnt.demotions++;
+	return s;
+}
+
 /*
  * A page just entered the primary FIFO. While primary + hot exceed their budget, displace
  * the oldest primary page. Exactly one page ends in the eviction queue once the buffer is
@@ -261,9 +269,7 @@ static dmp_u32 displace(struct dmp_policy *p)
 				continue;
 			old = p->hot.head;
 		}
-		move_to(p, old, DMP_EVICT);
-		p->cnt.demotions++;
-		return old;
+		return demote(p, old);
 	}
 	return DMP_NIL;
 }
@@ -318,13 +324,7 @@ dmp_u32 dmp_lend(struct dmp_policy *p, dmp_u32 pages)
 
 dmp_u32 dmp_shrink(struct dmp_policy *p)
 {
-	dmp_u32 old = p->hot.head;
-
-	if (p->hot.len <= hot_cap(p))
-		return displace(p);
-	move_to(p, old, DMP_EVICT);
-	p->cnt.demotions++;
-	return old;
+	return p->hot.len > hot_cap(p) ? demote(p, p->hot.head) : displace(p);
 }
 
 dmp_u32 dmp_evict_batch(struct dmp_policy *p, dmp_u32 *out, dmp_u32 max)
