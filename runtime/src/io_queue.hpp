@@ -40,6 +40,10 @@ class IoQueue {
   virtual const char* name() const = 0;
   // Nanoseconds until a held completion becomes due (latency models), or -1 if none is held.
   virtual int64_t ns_until_next() const { return -1; }
+  // Takes an operation the caller has already done (a read memory could answer at once)
+  // whose completion a latency model still holds until it is due; false where no model
+  // holds completions (the caller completes it itself).
+  virtual bool hold_done(const IoOp&, ssize_t) { return false; }
 };
 
 // depth bounds the operations in flight. Prefers io_uring; DIMMAP_IO=threads forces the pool.

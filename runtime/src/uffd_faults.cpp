@@ -97,17 +97,17 @@ void UffdEngine::queue_read(Region* r, char* buf, size_t len, uint64_t off, uint
 
 // Starts the reads queued by this thread (its lock not held). A read that needs no device
 // (a file in memory, or pages in the Linux page cache) is done at once: through io_uring it
-// would be handed to a kernel worker thread, whose wake-up costs more than the copy. With a
-// latency model every read goes through the queue.
+// would be handed to a kernel worker thread, whose wake-up costs more than the copy. A
+// latency model still holds its completion until the modelled device would have answered.
 void UffdEngine::start_reads(ServiceThread& me) {
   while (!me.reads.empty()) {
     std::vector<std::pair<IoOp, const BackingFile*>> reads;
     reads.swap(me.reads);
     for (auto& [op, file] : reads) {
-      const ssize_t now = cfg_.perma[0] ? -EAGAIN : file->read_at_once(op.buf, op.len, op.offset);
+      const ssize_t now = file->read_at_once(op.buf, op.len, op.offset);
       if (now == -EAGAIN)
         me.io->push(op);
-      else
+      else if (!me.io->hold_done(op, now))
         complete(op.tag, now);
     }
   }
