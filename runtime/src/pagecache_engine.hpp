@@ -14,7 +14,11 @@
 //              process_madvise(MADV_DONTNEED), one TLB flush per batch) and stays in the page
 //              cache, so a touch maps it again inside the kernel with no I/O.
 //   recovery   a demoted page found mapped again by a scan was touched: the policy recovers it
-//              (fault count bumped, back to the primary or hot FIFO). So the kernel must map
+//              (fault count bumped, back to the primary or hot FIFO). A round recovers the
+//              touched pages of every mapping before it admits new ones, and makes room only
+//              with pages demoted in earlier rounds (this round's are still mapped: a touch of
+//              them cannot be seen yet); the rest wait for the next round unless more than an
+//              eviction queue's worth wait (evictable_, admit_fresh). So the kernel must map
 //              only the page a thread touched: each mapping is registered with a userfaultfd
 //              for write-protect faults only (UFFD_FEATURE_WP_ASYNC, nothing ever protected),
 //              which turns off the kernel's fault-around. With it, every fault mapped up to 15
@@ -161,6 +165,7 @@ struct Region {
   Stream streams[kStreamsPerRegion];
   PageBits in_fifo;  // in the primary or hot FIFO (its PTE may exist)
   PageBits unheld;   // the last sweep of its part found it cached and in no list
+  std::vector<size_t> fresh;  // the keeper's: pages mapped and in no FIFO, found by this round's scan
   bool known(size_t p) const { return in_fifo.test(p); }
   void set_known(size_t p, bool on) { in_fifo.set(p, on); }
 };
@@ -261,12 +266,20 @@ class PageCacheEngine final : public Engine {
   // queues the unmaps and drops it decided.
   void scan();
 
-  // Finds the pages of r mapped now but not in a FIFO, and lets them in (both locks held): a
-  // demoted one is recovered, the others are new misses.
-  void admit_mapped(Region* r);
-
-  // Appends to fresh_ the pages of r mapped now but not in a FIFO (both locks held).
+  // Appends to r->fresh the pages of r mapped now but not in a FIFO (both locks held).
   void collect_mapped(Region* r);
+
+  // The demoted pages among r->fresh were touched: the policy recovers them (both locks held).
+  void recover_touched(Region* r);
+
+  // Lets the other pages of r->fresh in as misses, making room as the policy says (both locks
+  // held). While more than an eviction queue's worth of them is left and only pages demoted
+  // in this round could make room, those go after all: the pages mapped beyond the buffer
+  // stay within the faults of a round and an eviction queue.
+  void admit_fresh(Region* r);
+
+  // Whether this round sweeps r.
+  bool sweeps_now(const Region& r) const { return r.writable && round_ % kSweepRounds == 0; }
 
   // Pages [first, end) of r came in as misses in a row this round: if they end a run of pages
   // in the buffer long enough to be a pass over the file, the next pages are read ahead (in
@@ -283,6 +296,8 @@ class PageCacheEngine final : public Engine {
 
   // A page pushed into the eviction queue: its PTE goes in the next bulk unmap.
   void demoted(uint32_t s);
+  // Lets a batch of this round's oldest demotions leave after all, and evicts it; false if none.
+  bool evict_early();
 
   // Moves a batch from the head of the eviction queue out of the buffer (both locks held).
   bool evict_batch();
@@ -340,7 +355,9 @@ class PageCacheEngine final : public Engine {
   uint64_t headroom_bytes_ = 0;  // kept free below it
   int no_fault_around_fd_ = -1;  // the userfaultfd that turns off fault-around, or -errno
   PageRegion vec_[4096];
-  std::vector<size_t> fresh_;
+  // Pages at the eviction queue's head that may leave in this round: those demoted in earlier
+  // rounds and not recovered by its scan.
+  uint64_t evictable_ = 0;
   std::vector<std::pair<uint32_t, uint64_t>> leaving_;   // (region id, page) to drop this round
   std::vector<std::pair<uint32_t, uint64_t>> to_write_;  // (region id, page) to write this round
   std::vector<Run> write_runs_;  // to_write_ as runs
@@ -351,6 +368,7 @@ class PageCacheEngine final : public Engine {
   std::vector<Run> settled_, unsettled_;   // leaving runs found clean, and not (yet)
   std::vector<Run> read_ahead_;  // to read ahead of passes this round
   bool passing_ = false;         // a pass was seen in the last kPassRounds rounds: a round every poll
+  bool settling_ = false;        // the last round left pages waiting or wanted room: a round at the next poll
   uint64_t first_window_ = 0, max_window_ = 0;  // read-ahead sizes in pages (0: none)
   MadviseBatch zaps_;
   MadviseBatch sweeps_;                // one sweep's ranges

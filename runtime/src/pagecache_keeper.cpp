@@ -46,12 +46,13 @@ void PageCacheEngine::keep() {
   raise_keeper_priority();
   std::unique_lock<std::mutex> lock(mu_);
   uint64_t seen = process_faults();
+  unsigned rounds_for_ticket = 0;
   while (!stop_) {
     cv_.wait_for(lock, kPollInterval);
     if (stop_) break;
     const uint64_t now = process_faults();
     const uint64_t ticket = requested_;
-    if (now - seen < scan_after_ && ticket == served_ && !passing_) continue;
+    if (now - seen < scan_after_ && ticket == served_ && !passing_ && !settling_) continue;
     seen = now;
     lock.unlock();
     {
@@ -64,49 +65,77 @@ void PageCacheEngine::keep() {
       apply();
     }
     lock.lock();
-    served_ = ticket;
-    served_cv_.notify_all();
+    // A caller of stats() wants the pages mapped before its call let in: while some wait,
+    // rounds go on (three at most, as the program may keep faulting) before it is answered.
+    if (!settling_ || ++rounds_for_ticket >= 3) {
+      served_ = ticket;
+      rounds_for_ticket = 0;
+      served_cv_.notify_all();
+    }
   }
 }
 
 void PageCacheEngine::scan() {
   passing_ = false;
-  yield_to_limit();
+  // The eviction queue's pages lost their PTEs in earlier rounds' unmaps: once this scan has
+  // recovered the touched ones, the rest may leave. Pages demoted in this round are still
+  // mapped, so a touch of them cannot be seen yet: they wait for the next round's look.
+  evictable_ = policy_.evict.len;
+  settling_ = false;
   for (auto& [id, region] : by_id_) {
     Region* r = region.get();
     for (const Stream& s : r->streams)
       if (s.ahead_end && round_ - s.round < kPassRounds) passing_ = true;
     // A sweep's ranges are planned before the scan and unmapped right after it: a page the
     // program maps between the scan's look at it and the unmap leaves the lists' sight.
-    const bool sweeping = r->writable && round_ % kSweepRounds == 0;
-    if (sweeping) plan_sweep(r);
-    admit_mapped(r);
-    if (sweeping) sweep(r);
+    if (sweeps_now(*r)) plan_sweep(r);
+    collect_mapped(r);
   }
+  // Every mapping is looked at before any page is demoted: a page demoted now is still
+  // mapped, and a later look would take it for touched.
+  for (auto& [id, region] : by_id_) recover_touched(region.get());
+  for (auto& [id, region] : by_id_) {
+    admit_fresh(region.get());
+    if (sweeps_now(*region)) sweep(region.get());
+  }
+  yield_to_limit();
   while (dmp_wants_eviction(&policy_) && evict_batch()) {
   }
+  // Pages left waiting, or room still wanted: the next round comes at the next poll, faults
+  // or not, so the buffer's bound holds once the program goes quiet.
+  if (dmp_wants_eviction(&policy_)) settling_ = true;
 }
 
-void PageCacheEngine::admit_mapped(Region* r) {
-  fresh_.clear();
-  collect_mapped(r);
-  // Recoveries first: a demoted page touched again must not be chosen to leave.
-  for (size_t p : fresh_) {
+void PageCacheEngine::recover_touched(Region* r) {
+  for (size_t p : r->fresh) {
     const uint32_t s = dmp_lookup(&policy_, page_key(r->id, p));
     if (s == DMP_NIL) continue;
     if (pages_[s].state == DMP_EVICT) {
       st_.recoveries++;
+      evictable_--;
       demoted(dmp_recover(&policy_, s));
     }
     r->set_known(p, true);
   }
+}
+
+void PageCacheEngine::admit_fresh(Region* r) {
+  size_t waiting = 0;
+  for (size_t p : r->fresh) waiting += !r->known(p);
   uint64_t run_first = 0, run_end = 0;  // the current run of misses in a row
-  for (size_t p : fresh_) {
+  for (size_t p : r->fresh) {
     if (r->known(p)) continue;
     const uint64_t key = page_key(r->id, p);
     uint32_t s = dmp_alloc(&policy_, key);
-    while (s == DMP_NIL && evict_batch()) s = dmp_alloc(&policy_, key);
-    if (s == DMP_NIL) break;  // everything left is busy: the next round takes the rest
+    // Past an eviction queue's worth of pages left waiting, this round's oldest demotions go
+    // after all: the pages mapped beyond the buffer stay within that and a round's faults.
+    while (s == DMP_NIL && (evict_batch() || (waiting > par_.evict_pages && evict_early())))
+      s = dmp_alloc(&policy_, key);
+    if (s == DMP_NIL) {  // no room in this round: the next one takes the rest
+      settling_ = true;
+      break;
+    }
+    waiting--;
     st_.misses++;
     st_.bytes_read += page_size_;
     r->set_known(p, true);
@@ -118,6 +147,7 @@ void PageCacheEngine::admit_mapped(Region* r) {
     run_end = p + 1;
   }
   follow_pass(r, run_first, run_end);
+  r->fresh.clear();
 }
 
 void PageCacheEngine::collect_mapped(Region* r) {
@@ -139,7 +169,7 @@ void PageCacheEngine::collect_mapped(Region* r) {
     for (int i = 0; i < n; ++i)
       for (uint64_t a = vec_[i].start; a < vec_[i].end; a += page_size_) {
         const size_t p = (a - base) / page_size_;
-        if (!r->known(p)) fresh_.push_back(p);
+        if (!r->known(p)) r->fresh.push_back(p);
       }
     if (arg.walk_end <= arg.start) break;
     arg.start = arg.walk_end;
@@ -184,9 +214,15 @@ void PageCacheEngine::demoted(uint32_t s) {
   zaps_.add(r->addr + p * page_size_, page_size_);
 }
 
+bool PageCacheEngine::evict_early() {
+  evictable_ += par_.batch;
+  return evict_batch();
+}
+
 bool PageCacheEngine::evict_batch() {
-  const uint32_t n = dmp_evict_batch(&policy_, batch_.data(), static_cast<uint32_t>(batch_.size()));
+  const uint32_t n = dmp_evict_batch(&policy_, batch_.data(), static_cast<uint32_t>(std::min<uint64_t>(batch_.size(), evictable_)));
   if (n == 0) return false;
+  evictable_ -= n;
   st_.eviction_batches++;
   for (uint32_t i = 0; i < n; ++i) {
     const dmp_page& pg = pages_[batch_[i]];

@@ -13,10 +13,11 @@
 // the policy lends pages back (dmp_lend; its FIFOs hold fewer and more slots stay free), the
 // oldest of the eviction queue leave in this round, clean ones at once. What the buffer holds
 // shrinks by what the pages on their way out take, and grows back when they are gone. The
-// headroom covers the faults of a scan interval, which the program maps between two looks, and
-// the cgroup's charges ahead to each CPU; no more, as what it keeps free the buffer does not
-// hold (with 4 MiB, k-mer lookups through a 14M buffer in a 17M cgroup lost a tenth of their
-// rate).
+// headroom covers the faults of three scan intervals (those the program maps between two
+// looks, the pages demoted in a round that stay cached until the next round's look, and a
+// round that runs long) and the cgroup's charges ahead to each CPU; no more, as what it keeps
+// free the buffer does not hold (with 4 MiB, k-mer lookups through a 14M buffer in a 17M
+// cgroup lost a tenth of their rate).
 // Without a cgroup limit nothing changes: the kernel's reclaim of the whole machine is not
 // the process's to avoid.
 #include <fcntl.h>
@@ -52,7 +53,7 @@ void PageCacheEngine::watch_memory_limit() {
   }
   limit_bytes_ = limit.bytes;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  headroom_bytes_ = (scan_after_ + kChargeBatchPages * static_cast<uint64_t>(std::max(1L, cpus))) * page_size_;
+  headroom_bytes_ = (3 * scan_after_ + kChargeBatchPages * static_cast<uint64_t>(std::max(1L, cpus))) * page_size_;
   log(LogLevel::info, "pagecache engine: yields to the %s (%llu bytes), keeping %llu bytes free", limit.source.c_str(),
       static_cast<unsigned long long>(limit_bytes_), static_cast<unsigned long long>(headroom_bytes_));
 }
