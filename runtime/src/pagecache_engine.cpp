@@ -137,7 +137,7 @@ int PageCacheEngine::unmap(void* addr, size_t length) {
                 std::strerror(err));
   {
     std::lock_guard<std::mutex> policy(mu_);
-    scan();  // the mapping's last misses count before it goes
+    scan(true);  // the mapping's last misses count before it goes
   }
   apply();
   munmap(r->addr, r->length);

@@ -264,7 +264,9 @@ class PageCacheEngine final : public Engine {
 
   // One round (both locks held): finds pages mapped since the last scan, runs the policy, and
   // queues the unmaps and drops it decided.
-  void scan();
+  // admit_all: every page mapped is admitted, this round's demotions leaving if need be (the
+  // last look at a mapping about to go, whose misses must all count).
+  void scan(bool admit_all = false);
 
   // Appends to r->fresh the pages of r mapped now but not in a FIFO (both locks held).
   void collect_mapped(Region* r);
@@ -276,7 +278,7 @@ class PageCacheEngine final : public Engine {
   // held). While more than an eviction queue's worth of them is left and only pages demoted
   // in this round could make room, those go after all: the pages mapped beyond the buffer
   // stay within the faults of a round and an eviction queue.
-  void admit_fresh(Region* r);
+  void admit_fresh(Region* r, bool admit_all);
 
   // Whether this round sweeps r.
   bool sweeps_now(const Region& r) const { return r.writable && round_ % kSweepRounds == 0; }

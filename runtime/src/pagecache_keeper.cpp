@@ -75,7 +75,7 @@ void PageCacheEngine::keep() {
   }
 }
 
-void PageCacheEngine::scan() {
+void PageCacheEngine::scan(bool admit_all) {
   passing_ = false;
   // The eviction queue's pages lost their PTEs in earlier rounds' unmaps: once this scan has
   // recovered the touched ones, the rest may leave. Pages demoted in this round are still
@@ -95,7 +95,7 @@ void PageCacheEngine::scan() {
   // mapped, and a later look would take it for touched.
   for (auto& [id, region] : by_id_) recover_touched(region.get());
   for (auto& [id, region] : by_id_) {
-    admit_fresh(region.get());
+    admit_fresh(region.get(), admit_all);
     if (sweeps_now(*region)) sweep(region.get());
   }
   yield_to_limit();
@@ -119,7 +119,7 @@ void PageCacheEngine::recover_touched(Region* r) {
   }
 }
 
-void PageCacheEngine::admit_fresh(Region* r) {
+void PageCacheEngine::admit_fresh(Region* r, bool admit_all) {
   size_t waiting = 0;
   for (size_t p : r->fresh) waiting += !r->known(p);
   uint64_t run_first = 0, run_end = 0;  // the current run of misses in a row
@@ -129,7 +129,7 @@ void PageCacheEngine::admit_fresh(Region* r) {
     uint32_t s = dmp_alloc(&policy_, key);
     // Past an eviction queue's worth of pages left waiting, this round's oldest demotions go
     // after all: the pages mapped beyond the buffer stay within that and a round's faults.
-    while (s == DMP_NIL && (evict_batch() || (waiting > par_.evict_pages && evict_early())))
+    while (s == DMP_NIL && (evict_batch() || ((admit_all || waiting > par_.evict_pages) && evict_early())))
       s = dmp_alloc(&policy_, key);
     if (s == DMP_NIL) {  // no room in this round: the next one takes the rest
       settling_ = true;
