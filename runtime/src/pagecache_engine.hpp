@@ -165,7 +165,9 @@ struct Region {
   Stream streams[kStreamsPerRegion];
   PageBits in_fifo;  // in the primary or hot FIFO (its PTE may exist)
   PageBits unheld;   // the last sweep of its part found it cached and in no list
-  std::vector<size_t> fresh;  // the keeper's: pages mapped and in no FIFO, found by this round's scan
+  // The keeper's: pages found mapped and in no FIFO, in page order; those a round had no room
+  // for wait here for the next.
+  std::vector<size_t> fresh;
   bool known(size_t p) const { return in_fifo.test(p); }
   void set_known(size_t p, bool on) { in_fifo.set(p, on); }
 };
@@ -268,7 +270,7 @@ class PageCacheEngine final : public Engine {
   // last look at a mapping about to go, whose misses must all count).
   void scan(bool admit_all = false);
 
-  // Appends to r->fresh the pages of r mapped now but not in a FIFO (both locks held).
+  // Adds to r->fresh the pages of r mapped now but not in a FIFO (both locks held).
   void collect_mapped(Region* r);
 
   // The demoted pages among r->fresh were touched: the policy recovers them (both locks held).

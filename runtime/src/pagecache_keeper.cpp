@@ -123,7 +123,9 @@ void PageCacheEngine::admit_fresh(Region* r, bool admit_all) {
   size_t waiting = 0;
   for (size_t p : r->fresh) waiting += !r->known(p);
   uint64_t run_first = 0, run_end = 0;  // the current run of misses in a row
-  for (size_t p : r->fresh) {
+  size_t done = 0;                       // pages of r->fresh looked at
+  for (; done < r->fresh.size(); ++done) {
+    const size_t p = r->fresh[done];
     if (r->known(p)) continue;
     const uint64_t key = page_key(r->id, p);
     uint32_t s = dmp_alloc(&policy_, key);
@@ -147,7 +149,10 @@ void PageCacheEngine::admit_fresh(Region* r, bool admit_all) {
     run_end = p + 1;
   }
   follow_pass(r, run_first, run_end);
-  r->fresh.clear();
+  // The pages left wait in this list, not only in the page table: the kernel may unmap one
+  // before the next look (seen with a file its writer left cached in large folios: 32 pages
+  // went at once), and it was read all the same: a miss.
+  r->fresh.erase(r->fresh.begin(), r->fresh.begin() + static_cast<std::ptrdiff_t>(done));
 }
 
 void PageCacheEngine::collect_mapped(Region* r) {
@@ -160,11 +165,12 @@ void PageCacheEngine::collect_mapped(Region* r) {
   arg.vec_len = sizeof vec_ / sizeof vec_[0];
   arg.category_mask = kPageIsPresent;
   arg.return_mask = kPageIsPresent;
+  const size_t waiting = r->fresh.size();  // left by the last round, in order
   while (arg.start < arg.end) {
     const int n = ioctl(pagemap_fd_, kPagemapScan, &arg);
     if (n < 0) {
       log(LogLevel::warn, "PAGEMAP_SCAN failed: %s", std::strerror(errno));
-      return;
+      break;
     }
     for (int i = 0; i < n; ++i)
       for (uint64_t a = vec_[i].start; a < vec_[i].end; a += page_size_) {
@@ -173,6 +179,10 @@ void PageCacheEngine::collect_mapped(Region* r) {
       }
     if (arg.walk_end <= arg.start) break;
     arg.start = arg.walk_end;
+  }
+  if (waiting > 0) {  // most are mapped still, and found again: once each, in page order
+    std::inplace_merge(r->fresh.begin(), r->fresh.begin() + static_cast<std::ptrdiff_t>(waiting), r->fresh.end());
+    r->fresh.erase(std::unique(r->fresh.begin(), r->fresh.end()), r->fresh.end());
   }
 }
 
