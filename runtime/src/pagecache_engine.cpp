@@ -109,11 +109,20 @@ int PageCacheEngine::map(void* hint, size_t length, int prot, int flags, int fd,
       return fail(e, "dimmap_mmap('%s'): cannot reopen it for writeback: %s", path, std::strerror(e));
     }
   }
-  // Pages leaving the buffer are dropped from the page cache, which cannot drop a dirty page:
-  // what was written to the file before it was mapped (a file just made) is written now.
-  if (dirty_pages(r->file.buffered_fd(), r->file_offset, r->length) > 0)
-    sync_file_range(r->file.buffered_fd(), offset, static_cast<off_t>(r->length),
-                    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+  // The buffer starts empty, as the userfaultfd engine's does: what others left cached goes.
+  // A file's writer (or a reader with read-ahead) leaves it in large folios, of which one fault
+  // maps up to 512 pages and a drop cannot take one page; the engine's own faults cache single
+  // pages. A page dirty or being written cannot be dropped (here, nor when it leaves the
+  // buffer): what was written to the file before it was mapped (a file just made) is written
+  // first. Pages mapped elsewhere stay.
+  Cachestat cached;
+  const int buffered = r->file.buffered_fd();
+  if (cache_state(buffered, r->file_offset, r->length, &cached) && cached.nr_cache > 0) {
+    if (cached.nr_dirty + cached.nr_writeback > 0)
+      sync_file_range(buffered, offset, static_cast<off_t>(r->length),
+                      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    posix_fadvise(buffered, offset, static_cast<off_t>(r->length), POSIX_FADV_DONTNEED);
+  }
   // The buffer decides what stays, and reads only the faulting page (no read-around); like
   // the userfaultfd engine's, the mapping is not inherited by fork().
   madvise(r->addr, r->length, MADV_RANDOM);
