@@ -279,7 +279,10 @@ TEST(BfsOrder, VertexRangesReadTheGraphAboutOncePerLevel) {
   };
   const uint64_t unordered = bytes_read({1, 1});
   const uint64_t by_range = bytes_read({4, 16});
-  EXPECT_LE(by_range, static_cast<uint64_t>(levels) * graph_bytes);
+  // About once per level: 0.6 of the graph a level when run alone, 1.06 once under
+  // ThreadSanitizer beside the whole suite; the bound is half again, still well below what
+  // chunk-by-chunk order reads (3.6-3.8 a level).
+  EXPECT_LE(by_range, static_cast<uint64_t>(levels) * graph_bytes * 3 / 2);
   EXPECT_LT(2 * by_range, unordered) << "graph " << graph_bytes << " bytes, " << levels << " levels";
   std::cout << "graph " << graph_bytes << " bytes, " << levels << " levels: chunk by chunk read " << unordered
             << " bytes, by vertex range " << by_range << "\n";
