@@ -46,7 +46,6 @@ void PageCacheEngine::keep() {
   raise_keeper_priority();
   std::unique_lock<std::mutex> lock(mu_);
   uint64_t seen = process_faults();
-  unsigned rounds_for_ticket = 0;
   while (!stop_) {
     cv_.wait_for(lock, kPollInterval);
     if (stop_) break;
@@ -65,13 +64,9 @@ void PageCacheEngine::keep() {
       apply();
     }
     lock.lock();
-    // A caller of stats() wants the pages mapped before its call let in: while some wait,
-    // rounds go on (three at most, as the program may keep faulting) before it is answered.
-    if (!settling_ || ++rounds_for_ticket >= 3) {
-      served_ = ticket;
-      rounds_for_ticket = 0;
-      served_cv_.notify_all();
-    }
+    // The round let in every page mapped before the stats() calls it serves.
+    served_ = ticket;
+    served_cv_.notify_all();
   }
 }
 
