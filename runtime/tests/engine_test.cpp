@@ -52,14 +52,8 @@ TEST(Engine, ReadsReturnFileContentsThroughASmallBuffer) {
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0) << dimmap_last_error();
 }
 
-// A page mapped by a PTE now (read from /proc/self/pagemap).
-bool mapped(const void* addr) {
-  static const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  uint64_t entry = 0;
-  const off_t at = static_cast<off_t>(reinterpret_cast<uintptr_t>(addr) / kPage * sizeof entry);
-  EXPECT_EQ(pread(fd, &entry, sizeof entry, at), static_cast<ssize_t>(sizeof entry));
-  return entry >> 63;
-}
+// A page mapped by a PTE now.
+bool mapped(const void* addr) { return mapped_pages(addr, 1) == 1; }
 
 TEST(Engine, VictimPagesAreRecoveredWithoutIo) {
   const size_t pages = 1024;

@@ -234,19 +234,6 @@ TEST_P(PageCacheFaultAround, PagesTouchedOnceAreNeverRecovered) {
   if (fd != f.fd()) close(fd);
 }
 
-// A page present in /proc/self/pagemap: mapped in this process.
-size_t mapped_pages(const void* addr, size_t pages) {
-  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  EXPECT_GE(fd, 0) << std::strerror(errno);
-  std::vector<uint64_t> entries(pages);
-  const off_t at = static_cast<off_t>(reinterpret_cast<uintptr_t>(addr) / kPage * sizeof(uint64_t));
-  EXPECT_EQ(pread(fd, entries.data(), pages * sizeof(uint64_t), at), static_cast<ssize_t>(pages * sizeof(uint64_t)));
-  close(fd);
-  size_t n = 0;
-  for (uint64_t e : entries) n += e >> 63;  // bit 63: present
-  return n;
-}
-
 // A file just written stays cached as its writer left it: on ext4 of Linux 6.18, in folios of
 // up to 2 MiB, of which one fault maps every page and a drop cannot take one page. Mapped
 // so, one touch put 512 pages into the buffer at once, and a pass over the file left the

@@ -26,6 +26,19 @@ inline bool tag_matches(uint64_t value, uint64_t page, uint64_t word) {
   return (value >> 24) == ((page << 16) | word);
 }
 
+// Pages of [addr, addr + pages * kPage) mapped by a PTE now (present in /proc/self/pagemap).
+inline size_t mapped_pages(const void* addr, size_t pages) {
+  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << "/proc/self/pagemap";
+  std::vector<uint64_t> entries(pages);
+  const off_t at = static_cast<off_t>(reinterpret_cast<uintptr_t>(addr) / kPage * sizeof(uint64_t));
+  EXPECT_EQ(pread(fd, entries.data(), pages * sizeof(uint64_t), at), static_cast<ssize_t>(pages * sizeof(uint64_t)));
+  close(fd);
+  size_t n = 0;
+  for (uint64_t e : entries) n += e >> 63;  // bit 63: present
+  return n;
+}
+
 // What a TempFile holds: pattern_word(page, word, 0) everywhere, or one hole (a sparse file,
 // like a fresh scratch file).
 enum class Fill { pattern, hole };
