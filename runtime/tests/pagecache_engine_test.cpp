@@ -57,6 +57,19 @@ size_t cached_pages_of(const TempFile& f, size_t pages) {
 // The keeper learns of faults by polling every millisecond: give it time to act on the last ones.
 void let_the_keeper_catch_up() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
 
+// A pass over the mapped file, every page checked; every `every` pages the keeper is given
+// time to act and the file's pages in the page cache are counted: the most of those counts.
+void pass_counting_cached(const uint64_t* m, size_t pages, size_t every, size_t* most_cached) {
+  *most_cached = 0;
+  for (size_t p = 0; p < pages; ++p) {
+    ASSERT_EQ(m[p * 512 + 7], pattern_word(p, 7, 0)) << "page " << p;
+    if (p % every == every - 1) {
+      let_the_keeper_catch_up();
+      *most_cached = std::max(*most_cached, cached_pages(m, pages));
+    }
+  }
+}
+
 TEST(PageCacheEngine, ReadsThroughASmallBufferKeepTheFileOutOfMemory) {
   const size_t pages = 4096;  // 16 MiB file, 1 MiB buffer
   TempFile f(pages);
@@ -64,13 +77,7 @@ TEST(PageCacheEngine, ReadsThroughASmallBufferKeepTheFileOutOfMemory) {
   PageCacheInstance in(1 << 20);
   const uint64_t* m = in.map(f, pages, PROT_READ);
   size_t most_cached = 0;
-  for (size_t p = 0; p < pages; ++p) {
-    ASSERT_EQ(m[p * 512 + 7], pattern_word(p, 7, 0)) << "page " << p;
-    if (p % 512 == 511) {
-      let_the_keeper_catch_up();
-      most_cached = std::max(most_cached, cached_pages(m, pages));
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(pass_counting_cached(m, pages, 512, &most_cached));
   std::mt19937_64 rng(1);
   for (int i = 0; i < 20000; ++i) {
     const size_t p = rng() % pages, w = rng() % 512;
@@ -252,13 +259,7 @@ TEST(PageCacheEngine, AFileItsWriterLeftCachedIsMappedAPageAFault) {
   ASSERT_EQ(m[700 * 512 + 5], pattern_word(700, 5, 0));
   EXPECT_EQ(mapped_pages(m, pages), 1u) << "pages mapped by one touch";
   size_t most_cached = 0;
-  for (size_t p = 0; p < pages; ++p) {
-    ASSERT_EQ(m[p * 512 + 9], pattern_word(p, 9, 0)) << "page " << p;
-    if (p % 256 == 255) {
-      let_the_keeper_catch_up();
-      most_cached = std::max(most_cached, cached_pages(m, pages));
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(pass_counting_cached(m, pages, 256, &most_cached));
   EXPECT_LE(most_cached, buffer + 16) << "pages of the file cached during the pass";
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0) << dimmap_last_error();
 }
