@@ -160,7 +160,7 @@ void PageCacheEngine::collect_mapped(Region* r) {
   arg.vec_len = sizeof vec_ / sizeof vec_[0];
   arg.category_mask = kPageIsPresent;
   arg.return_mask = kPageIsPresent;
-  const size_t waiting = r->fresh.size();  // left by the last round, in order
+  const size_t left = r->fresh.size();  // left by the last round, in page order
   while (arg.start < arg.end) {
     const int n = ioctl(pagemap_fd_, kPagemapScan, &arg);
     if (n < 0) {
@@ -175,8 +175,8 @@ void PageCacheEngine::collect_mapped(Region* r) {
     if (arg.walk_end <= arg.start) break;
     arg.start = arg.walk_end;
   }
-  if (waiting > 0) {  // most are mapped still, and found again: once each, in page order
-    std::inplace_merge(r->fresh.begin(), r->fresh.begin() + static_cast<std::ptrdiff_t>(waiting), r->fresh.end());
+  if (left > 0) {  // most are mapped still, and found again: once each, in page order
+    std::inplace_merge(r->fresh.begin(), r->fresh.begin() + static_cast<std::ptrdiff_t>(left), r->fresh.end());
     r->fresh.erase(std::unique(r->fresh.begin(), r->fresh.end()), r->fresh.end());
   }
 }
