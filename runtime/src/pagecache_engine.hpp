@@ -257,6 +257,11 @@ class PageCacheEngine final : public Engine {
   // The keeper thread: scans when enough faults happened since the last scan.
   void keep();
 
+  // With DIMMAP_LOG=debug, the keeper's state at most every 100 ms, after a round (the
+  // regions lock held): its lists, what waits, and how much of the mapped files is cached,
+  // which says where pages beyond the buffer are when the buffer's bound does not hold.
+  void log_state();
+
   // Opens the memory cgroup's usage file when a cgroup limits the process (start()).
   void watch_memory_limit();
 
@@ -395,6 +400,7 @@ class PageCacheEngine final : public Engine {
   mutable std::condition_variable served_cv_;   // a round asked for by stats() is done
   mutable uint64_t requested_ = 0, served_ = 0;  // rounds asked for and done (tickets)
   std::thread keeper_;
+  std::chrono::steady_clock::time_point logged_{};  // log_state's last line
   bool stop_ = false;
   uint32_t next_region_id_ = 1;
   std::map<uintptr_t, Region*> by_addr_;

@@ -62,12 +62,34 @@ void PageCacheEngine::keep() {
         scan(ticket != served_);  // a stats() caller's round counts every page mapped before its call
       }
       apply();
+      if (log_enabled(LogLevel::debug)) log_state();
     }
     lock.lock();
     // The round let in every page mapped before the stats() calls it serves.
     served_ = ticket;
     served_cv_.notify_all();
   }
+}
+
+void PageCacheEngine::log_state() {
+  constexpr auto kLogInterval = std::chrono::milliseconds(100);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - logged_ < kLogInterval) return;
+  logged_ = now;
+  std::lock_guard<std::mutex> policy(mu_);
+  uint64_t cached = 0;
+  size_t waiting = 0;
+  for (auto& [id, r] : by_id_) {
+    Cachestat cs;
+    if (cache_state(r->file.buffered_fd(), r->file_offset, r->length, &cs)) cached += cs.nr_cache;
+    waiting += r->fresh.size();
+  }
+  log(LogLevel::debug,
+      "pagecache keeper: round %llu: FIFOs %u primary + %u hot, eviction queue %u, free %u (lent %u); "
+      "%zu mapped pages waiting to be let in, %zu leaving runs waiting for their writes; "
+      "%llu pages of the mapped files cached, buffer %u",
+      static_cast<unsigned long long>(round_), policy_.primary.len, policy_.hot.len, policy_.evict.len,
+      policy_.free.len, policy_.lent, waiting, rewrite_.size(), static_cast<unsigned long long>(cached), par_.npages);
 }
 
 void PageCacheEngine::scan(bool admit_all) {

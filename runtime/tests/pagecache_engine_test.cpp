@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,6 +100,58 @@ TEST(PageCacheEngine, ReadsThroughASmallBufferKeepTheFileOutOfMemory) {
   EXPECT_LE(most_cached, 256u + 64u);
   ASSERT_EQ(dimmap_munmap(const_cast<uint64_t*>(m), pages * kPage), 0) << dimmap_last_error();
   EXPECT_LE(cached_pages_of(f, pages), 16u) << "the buffer's pages go with the mapping";
+}
+
+// With DIMMAP_LOG=debug the keeper reports its state after its rounds, at most every 100 ms:
+// its lists, what waits, and how much of the mapped files is cached. The log level is read
+// once per process, so a program of its own (pagecache_log_child.cpp) makes a pass through a
+// 64-page buffer with it, and the test reads what that wrote to stderr.
+TEST(PageCacheEngine, TheDebugLogReportsTheKeepersListsAndTheCachedPages) {
+  const size_t pages = 1024;
+  TempFile f(pages);
+  evict_from_page_cache(f);
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addclose(&actions, out[1]);
+  const std::string count = std::to_string(pages);
+  const char* argv[] = {PAGECACHE_LOG_CHILD, f.path().c_str(), count.c_str(), nullptr};
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "DIMMAP_LOG=", 11) != 0) env.push_back(*e);
+  std::string debug = "DIMMAP_LOG=debug";
+  env.push_back(debug.data());
+  env.push_back(nullptr);
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawn(&child, PAGECACHE_LOG_CHILD, &actions, nullptr, const_cast<char* const*>(argv), env.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string log;
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) log.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the pass failed:\n" << log;
+  const std::regex line(
+      "pagecache keeper: round ([0-9]+): FIFOs ([0-9]+) primary \\+ ([0-9]+) hot, eviction queue ([0-9]+), free "
+      "([0-9]+) \\(lent ([0-9]+)\\); ([0-9]+) mapped pages waiting to be let in, ([0-9]+) leaving runs waiting "
+      "for their writes; ([0-9]+) pages of the mapped files cached, buffer ([0-9]+)");
+  size_t lines = 0, last_round = 0, most_cached = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator(); ++it, ++lines) {
+    auto number = [&](size_t i) { return static_cast<size_t>(std::stoull((*it)[i].str())); };
+    EXPECT_GT(number(1), last_round) << "rounds in order";
+    last_round = number(1);
+    EXPECT_EQ(number(10), 64u) << it->str();
+    EXPECT_LE(number(2) + number(3) + number(4) + number(5), 64u) << "slots the lists hold: " << it->str();
+    most_cached = std::max(most_cached, number(9));
+  }
+  EXPECT_GE(lines, 4u) << "eight bursts of misses 120 ms apart, a line at most every 100 ms:\n" << log;
+  EXPECT_GT(most_cached, 0u) << "the pages the pass read were cached when the keeper looked";
+  EXPECT_LE(most_cached, 64u + 64u) << "the buffer's bound, as the log reports it";
 }
 
 // Many threads fault on the file at once; every 5 ms a sampler counts the file's pages in the
