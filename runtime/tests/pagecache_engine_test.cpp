@@ -111,12 +111,10 @@ TEST(PageCacheEngine, TheDebugLogReportsTheKeepersListsAndTheCachedPages) {
   TempFile f(pages);
   evict_from_page_cache(f);
   int out[2];
-  ASSERT_EQ(pipe(out), 0);
+  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addclose(&actions, out[1]);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDERR_FILENO);  // dup2 clears O_CLOEXEC on fd 2
   const std::string count = std::to_string(pages);
   const char* argv[] = {PAGECACHE_LOG_CHILD, f.path().c_str(), count.c_str(), nullptr};
   std::vector<char*> env;

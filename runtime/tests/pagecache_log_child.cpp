@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   dimmap_config_init(&cfg);
   cfg.buffer_bytes = 64 * dimmap::test::kPage;
   cfg.engine = DIMMAP_ENGINE_PAGECACHE;
-  cfg.perma[0] = '\0';
+  cfg.perma[0] = '\0';  // PerMA needs the userfaultfd engine
   dimmap_instance* inst = nullptr;
   if (dimmap_instance_create(&cfg, &inst) != 0) {
     std::fprintf(stderr, "dimmap_instance_create: %s\n", dimmap_last_error());
