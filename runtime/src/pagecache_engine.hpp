@@ -32,11 +32,12 @@
 //              (sync_file_range), then posix_fadvise(POSIX_FADV_DONTNEED) drops each run once
 //              it is clean (one look for a failed writeback a round); a run with a page dirty
 //              again is written again and dropped by the next round.
-//   sweeps     every kSweepRounds rounds the sparse, dirty parts of a writable mapping lose their
-//              PTEs in a few long ranges (hot-FIFO pages and read-ahead spared): one TLB flush
-//              for many written pages instead of one for each as it is demoted. A page cached
-//              that no list holds (mapped between the scan and the sweep, or one whose drop
-//              the kernel refused) leaves when two sweeps in a row find it (pagecache_sweep.cpp).
+//   sweeps     once the buffer has filled, every kSweepRounds rounds the sparse, dirty parts of
+//              a writable mapping lose their PTEs in a few long ranges (hot-FIFO pages and
+//              read-ahead spared): one TLB flush for many written pages instead of one for each
+//              as it is demoted. A page cached that no list holds (mapped between the scan
+//              and the sweep, or one whose drop the kernel refused) leaves when two sweeps in
+//              a row find it (pagecache_sweep.cpp).
 //   yielding  under a memory-cgroup limit, the keeper reads the cgroup's usage every round;
 //              within a headroom of the limit, the buffer lends pages back (the FIFOs hold
 //              fewer, the eviction queue's oldest leave) until the pages on their way out fit
@@ -287,8 +288,12 @@ class PageCacheEngine final : public Engine {
   // stay within the faults of a round and an eviction queue.
   void admit_fresh(Region* r, bool admit_all);
 
-  // Whether this round sweeps r.
-  bool sweeps_now(const Region& r) const { return r.writable && round_ % kSweepRounds == 0; }
+  // Whether this round sweeps r. Sweeps save the flushes of demotions: until the buffer has
+  // demoted a page (its first fill), they would only unmap pages in use, and every unmap of a
+  // written page is a TLB-flush IPI to each CPU the program runs on.
+  bool sweeps_now(const Region& r) const {
+    return r.writable && policy_.cnt.demotions > 0 && round_ % kSweepRounds == 0;
+  }
 
   // Pages [first, end) of r came in as misses in a row this round: if they end a run of pages
   // in the buffer long enough to be a pass over the file, the next pages are read ahead (in

@@ -7,7 +7,8 @@
 // primary or hot FIFO may lose its PTE at any time without changing the policy (only a
 // demoted page's PTE is watched), so every kSweepRounds rounds the keeper unmaps each sparse
 // page table's reach of a writable mapping in a few long ranges: one flush for many written
-// pages, and a page demoted later is most often unmapped already.
+// pages, and a page demoted later is most often unmapped already. Before the buffer's first
+// demotion there is nothing to save: sweeps start with it (sweeps_now).
 //
 // What a sweep leaves alone. A chunk whose pages are mostly in the FIFOs (dense: in use, a hot
 // region) would fault again at once, and so would hot-FIFO pages; a chunk with few dirty pages
