@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "engine.hpp"
@@ -93,14 +94,8 @@ std::optional<std::string> own_path(const std::string& proc_cgroup, bool v2) {
   return std::nullopt;
 }
 
-struct Found {
-  uint64_t bytes = UINT64_MAX;
-  std::string source;
-  std::string usage_file;
-};
-
 // The smallest limit from the process's cgroup directory up to the mount point.
-void walk_up(const std::string& root, const CgroupMount& m, const std::string& own, Found& found) {
+void walk_up(const std::string& root, const CgroupMount& m, const std::string& own, MemoryLimit& found) {
   std::string rel = own;
   if (m.root != "/") {  // a mount of part of the hierarchy: the path must lie inside it
     rel = own.rfind(m.root, 0) == 0 ? own.substr(m.root.size()) : "";
@@ -114,10 +109,19 @@ void walk_up(const std::string& root, const CgroupMount& m, const std::string& o
       found.bytes = *v;
       found.source = std::string(m.v2 ? "cgroup v2 memory.max" : "cgroup v1 memory.limit_in_bytes") + " of " + dir;
       found.usage_file = root + dir + (m.v2 ? "/memory.current" : "/memory.usage_in_bytes");
+      found.stat_file = root + dir + "/memory.stat";
+      found.v2 = m.v2;
     }
     if (rel.empty()) break;
     rel.resize(rel.rfind('/'));
   }
+}
+
+MemoryLimit without_cgroup(uint64_t bytes, std::string source) {
+  MemoryLimit limit;
+  limit.bytes = bytes;
+  limit.source = std::move(source);
+  return limit;
 }
 
 uint64_t round_down_mib(uint64_t bytes) { return bytes >= 2 * kMiB ? bytes / kMiB * kMiB : bytes; }
@@ -125,7 +129,8 @@ uint64_t round_down_mib(uint64_t bytes) { return bytes >= 2 * kMiB ? bytes / kMi
 }  // namespace
 
 MemoryLimit memory_limit(const std::string& root) {
-  Found found;
+  MemoryLimit found;
+  found.bytes = UINT64_MAX;
   const std::optional<std::string> proc_cgroup = read_file(root + "/proc/self/cgroup");
   const std::optional<std::string> mountinfo = read_file(root + "/proc/self/mountinfo");
   if (proc_cgroup && mountinfo)
@@ -137,12 +142,12 @@ MemoryLimit memory_limit(const std::string& root) {
   if (total == 0 && root.empty())
     total = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   // v1 writes "no limit" as a huge number; any limit at or above the machine's memory limits nothing.
-  if (found.bytes != UINT64_MAX && (total == 0 || found.bytes < total)) return {found.bytes, found.source, found.usage_file};
+  if (found.bytes != UINT64_MAX && (total == 0 || found.bytes < total)) return found;
   if (meminfo)
     if (const std::optional<uint64_t> avail = meminfo_bytes(*meminfo, "MemAvailable"))
-      return {*avail, "MemAvailable in " + root + "/proc/meminfo", ""};
-  if (total) return {total, "physical memory", ""};
-  return {0, "unknown", ""};
+      return without_cgroup(*avail, "MemAvailable in " + root + "/proc/meminfo");
+  if (total) return without_cgroup(total, "physical memory");
+  return without_cgroup(0, "unknown");
 }
 
 uint64_t default_buffer_bytes(uint64_t limit_bytes, bool page_cache) {

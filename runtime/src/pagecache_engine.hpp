@@ -187,6 +187,7 @@ class PageCacheEngine final : public Engine {
     if (pagemap_fd_ >= 0) close(pagemap_fd_);
     if (no_fault_around_fd_ >= 0) close(no_fault_around_fd_);
     if (usage_fd_ >= 0) close(usage_fd_);
+    if (stat_fd_ >= 0) close(stat_fd_);
   }
 
   int start();
@@ -365,6 +366,8 @@ class PageCacheEngine final : public Engine {
   uint64_t scan_after_ = 64;
   int pagemap_fd_ = -1;
   int usage_fd_ = -1;            // the memory cgroup's usage file, or -1: no cgroup limit
+  int stat_fd_ = -1;             // its memory.stat, or -1
+  bool stat_v2_ = false;         // in cgroup v2's names
   uint64_t limit_bytes_ = 0;     // its limit
   uint64_t headroom_bytes_ = 0;  // kept free below it
   int no_fault_around_fd_ = -1;  // the userfaultfd that turns off fault-around, or -errno

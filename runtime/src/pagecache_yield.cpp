@@ -18,6 +18,11 @@
 // round that runs long) and the cgroup's charges ahead to each CPU; no more, as what it keeps
 // free the buffer does not hold (with 4 MiB, k-mer lookups through a 14M buffer in a 17M
 // cgroup lost a tenth of their rate).
+// The usage counts the page cache of every file the cgroup's processes read, and a cgroup
+// that read more than its limit stays full of it. Its clean, unmapped pages of other files
+// are not counted near the limit (memory.stat): the kernel reclaims them first, and cheaply.
+// Counted, they made a 32M buffer over a 16M file, in a 64M cgroup that had read a 1G file,
+// lend 3838 of its 8192 pages and unmap and recover 196K pages a second.
 // Without a cgroup limit nothing changes: the kernel's reclaim of the whole machine is not
 // the process's to avoid.
 #include <fcntl.h>
@@ -52,6 +57,8 @@ void PageCacheEngine::watch_memory_limit() {
     return;
   }
   limit_bytes_ = limit.bytes;
+  stat_fd_ = ::open(limit.stat_file.c_str(), O_RDONLY | O_CLOEXEC);
+  stat_v2_ = limit.v2;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   headroom_bytes_ = (3 * scan_after_ + kChargeBatchPages * static_cast<uint64_t>(std::max(1L, cpus))) * page_size_;
   log(LogLevel::info, "pagecache engine: yields to the %s (%llu bytes), keeping %llu bytes free", limit.source.c_str(),
@@ -64,7 +71,17 @@ void PageCacheEngine::yield_to_limit() {
   const ssize_t n = pread(usage_fd_, text, sizeof text - 1, 0);
   if (n <= 0) return;
   text[n] = '\0';
-  const uint64_t usage = std::strtoull(text, nullptr, 10);
+  uint64_t usage = std::strtoull(text, nullptr, 10);
+  // Near the limit, the other files' clean page cache in the cgroup does not count: the
+  // kernel reclaims it first, without waits.
+  if (usage + 2 * headroom_bytes_ >= limit_bytes_ && stat_fd_ >= 0) {
+    char stat[8192];
+    const ssize_t len = pread(stat_fd_, stat, sizeof stat, 0);
+    const uint64_t ours_unmapped = (uint64_t{policy_.evict.len} + policy_.leaving) * page_size_;
+    if (len > 0)
+      usage -= std::min(usage, others_clean_cache(parse_file_cache({stat, static_cast<size_t>(len)}, stat_v2_),
+                                                  ours_unmapped));
+  }
   const uint64_t unused = policy_.free.len > policy_.par.reserve ? policy_.free.len - policy_.par.reserve : 0;
   const uint64_t want = pages_to_lend(usage, limit_bytes_, headroom_bytes_, policy_.lent, unused, page_size_);
   if (want == policy_.lent) return;

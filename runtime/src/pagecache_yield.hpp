@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 
 namespace dimmap::detail::pagecache {
 
@@ -18,6 +20,46 @@ inline uint64_t pages_to_lend(uint64_t usage, uint64_t limit, uint64_t headroom,
   if (usage + headroom > limit) return std::max(lent, unused) + (usage + headroom - limit + page_size - 1) / page_size;
   if (usage + 2 * headroom < limit) return lent - std::min(lent, (limit - usage - 2 * headroom) / page_size);
   return lent;
+}
+
+// A memory cgroup's page cache, from its memory.stat (bytes).
+struct CgroupFileCache {
+  uint64_t lru = 0;  // on the file LRU lists (active + inactive): tmpfs and shared memory are not
+  uint64_t mapped = 0;
+  uint64_t dirty = 0;
+  uint64_t writeback = 0;
+};
+
+// Reads memory.stat: v2's names, or v1's hierarchical ones (total_*, which count the cgroups
+// below too, as its usage does). Lines it does not know are skipped; missing ones stay 0.
+inline CgroupFileCache parse_file_cache(std::string_view stat, bool v2) {
+  CgroupFileCache c;
+  const std::string_view p = v2 ? "" : "total_";
+  while (!stat.empty()) {
+    const size_t eol = std::min(stat.find('\n'), stat.size());
+    const std::string_view line = stat.substr(0, eol);
+    stat.remove_prefix(std::min(eol + 1, stat.size()));
+    const size_t space = line.find(' ');
+    if (space == std::string_view::npos || line.substr(0, p.size()) != p) continue;
+    const std::string_view name = line.substr(p.size(), space - p.size());
+    const uint64_t v = std::strtoull(std::string(line.substr(space + 1)).c_str(), nullptr, 10);
+    if (name == "active_file" || name == "inactive_file") c.lru += v;
+    else if (name == (v2 ? "file_mapped" : "mapped_file")) c.mapped = v;
+    else if (name == (v2 ? "file_dirty" : "dirty")) c.dirty = v;
+    else if (name == (v2 ? "file_writeback" : "writeback")) c.writeback = v;
+  }
+  return c;
+}
+
+// The cgroup's page cache that the kernel reclaims first and without waiting, and that is
+// not the buffer's: clean, unmapped, and none of the buffer's own unmapped pages (its
+// eviction queue and those leaving it, `ours_unmapped` bytes). A lower bound: a dirty page
+// that is mapped is taken away twice. It is as good as free room: a cgroup that read other
+// files is full of it, and the buffer need not shrink for it.
+inline uint64_t others_clean_cache(const CgroupFileCache& c, uint64_t ours_unmapped) {
+  uint64_t left = c.lru;
+  for (uint64_t taken : {c.mapped, c.dirty, c.writeback, ours_unmapped}) left -= std::min(left, taken);
+  return left;
 }
 
 }  // namespace dimmap::detail::pagecache

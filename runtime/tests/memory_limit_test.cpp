@@ -52,6 +52,8 @@ TEST_F(FakeRoot, V1TakesTheSmallestLimitOnTheWayUp) {
   EXPECT_EQ(limit.source, "cgroup v1 memory.limit_in_bytes of /sys/fs/cgroup/memory/jobs/a");
   // The usage to watch is that of the cgroup whose limit it is.
   EXPECT_EQ(limit.usage_file, root_ + "/sys/fs/cgroup/memory/jobs/a/memory.usage_in_bytes");
+  EXPECT_EQ(limit.stat_file, root_ + "/sys/fs/cgroup/memory/jobs/a/memory.stat");
+  EXPECT_FALSE(limit.v2);
 }
 
 TEST_F(FakeRoot, V1OwnCgroupLimitWhenItIsTheSmallest) {
@@ -69,6 +71,8 @@ TEST_F(FakeRoot, V2ReadsMemoryMaxAndSkipsMax) {
   EXPECT_EQ(limit.bytes, 50 * kMiB);
   EXPECT_EQ(limit.source, "cgroup v2 memory.max of /sys/fs/cgroup/user.slice");
   EXPECT_EQ(limit.usage_file, root_ + "/sys/fs/cgroup/user.slice/memory.current");
+  EXPECT_EQ(limit.stat_file, root_ + "/sys/fs/cgroup/user.slice/memory.stat");
+  EXPECT_TRUE(limit.v2);
 }
 
 TEST_F(FakeRoot, NoLimitFallsBackToMemAvailable) {
@@ -78,6 +82,7 @@ TEST_F(FakeRoot, NoLimitFallsBackToMemAvailable) {
   EXPECT_EQ(limit.bytes, 4 * kGiB);
   EXPECT_NE(limit.source.find("MemAvailable"), std::string::npos) << limit.source;
   EXPECT_EQ(limit.usage_file, "");  // no cgroup's usage to watch
+  EXPECT_EQ(limit.stat_file, "");
 }
 
 TEST_F(FakeRoot, LimitAboveTheMachinesMemoryLimitsNothing) {
@@ -161,7 +166,7 @@ TEST(MemoryLimit, MinAllocIsAThirtySecondBetween1MAnd64M) {
 class ChooseBuffer : public ::testing::Test {
  protected:
   void TearDown() override { unsetenv("DIMMAP_BUFFER"); }
-  const dimmap::MemoryLimit limit_{48 * kMiB, "cgroup v1 memory.limit_in_bytes of /x", ""};
+  const dimmap::MemoryLimit limit_{48 * kMiB, "cgroup v1 memory.limit_in_bytes of /x", "", "", false};
 };
 
 TEST_F(ChooseBuffer, OptionWinsOverEnvironment) {

@@ -63,7 +63,7 @@ TEST_F(EnvTest, DefaultsFollowThePapers) {
 // The default buffer is the engine's: 7/8 of the limit where it is page cache the kernel may
 // reclaim (pagecache, what auto runs here), half where it is the engine's own memory.
 TEST_F(EnvTest, DefaultBufferDependsOnTheEngine) {
-  const dimmap::MemoryLimit limit{32ull << 20, "a test's limit", ""};
+  const dimmap::MemoryLimit limit{32ull << 20, "a test's limit", "", "", false};
   const auto chosen = [&](const char* engine) {
     setenv("DIMMAP_ENGINE", engine, 1);
     return dimmap::choose_buffer("", limit);

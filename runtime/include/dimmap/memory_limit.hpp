@@ -27,6 +27,10 @@ struct MemoryLimit {
   // The cgroup's usage file when the limit is a cgroup's (v2 memory.current, v1
   // memory.usage_in_bytes of the cgroup whose limit it is), else empty.
   std::string usage_file;
+  // That cgroup's memory.stat (its counts of page cache, mapped, dirty), or empty; v2 names its
+  // hierarchical counts "active_file", v1 "total_active_file".
+  std::string stat_file;
+  bool v2 = false;
 };
 
 // The memory limit of the calling process. `root` is prefixed to every /proc and /sys path
