@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "device_requests.hpp"
+#include "host_counters.hpp"
 #include "target.hpp"
 
 namespace lriot {
@@ -236,6 +237,8 @@ struct MeasureStart {
   std::vector<uint64_t> ops, writes;  // per process, done by then
   bool has_device = false;
   detail::DeviceRequests device;  // completed by the file's device by then
+  bool has_host = false;
+  HostCounters host;  // the machine's counters by then
 };
 
 // The forked processes of one run, as the parent sees them.
@@ -327,6 +330,7 @@ class ProcessGroup {
       start->ops[p] = shared_.slot(p).ops_done.load();
     }
     start->has_device = detail::read_device_requests(device_stat, &start->device);
+    start->has_host = detail::read_host_counters(&start->host);
   }
 
   void fail(const std::string& why) {
@@ -454,6 +458,11 @@ Result run(const Config& c) {
   MeasureStart start;
   group.supervise(t0, device_stat, &start);
   collect(shared, c.procs, start, r);
+  HostCounters host_end;
+  if (start.has_host && detail::read_host_counters(&host_end)) {
+    r.has_host = true;
+    r.host = detail::host_counters_since(host_end, start.host);
+  }
   detail::DeviceRequests end;
   if (start.has_device && detail::read_device_requests(device_stat, &end)) {
     r.has_device_requests = true;

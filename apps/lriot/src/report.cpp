@@ -59,6 +59,14 @@ std::string to_text(const Result& r) {
          fmt("%.2f", static_cast<double>(r.device_reads) / ops) + " + " +
          fmt("%.2f", static_cast<double>(r.device_writes) / ops) + " per operation; every program's requests)\n";
   }
+  if (r.has_host && r.ops) {
+    const double ops = static_cast<double>(r.ops);
+    t += "host: " + fmt("%.2f", r.host.busy_seconds) + " CPU-seconds busy (" +
+         fmt("%.1f", 1e6 * r.host.busy_seconds / ops) + " us per operation), " + fmt("%.2f", r.host.iowait_seconds) +
+         " in I/O wait, " + u64(r.host.tlb_shootdowns) + " TLB shootdowns (" +
+         fmt("%.2f", static_cast<double>(r.host.tlb_shootdowns) / ops) + " per operation), " +
+         u64(r.host.major_faults) + " major faults; the whole machine's\n";
+  }
   if (r.has_dimmap_stats) {
     const struct dimmap_stats& s = r.dimmap;
     t += "dimmap: buffer " + dimmap::format_size(r.buffer_bytes_per_proc) + (c.procs > 1 ? " per process" : "") +
@@ -104,6 +112,12 @@ std::string to_json(const Result& r) {
       .add("warmup_seconds", c.warmup_seconds)
       .add("warmup_ops", r.warmup_reads + r.warmup_writes);
   if (r.has_device_requests) j.add("device_reads", r.device_reads).add("device_writes", r.device_writes);
+  if (r.has_host)
+    j.add("host", dimmap::json::Object()
+                      .add("busy_seconds", r.host.busy_seconds)
+                      .add("iowait_seconds", r.host.iowait_seconds)
+                      .add("tlb_shootdowns", r.host.tlb_shootdowns)
+                      .add("major_faults", r.host.major_faults));
   if (c.mode == Mode::dimmap) j.add("buffer_bytes_per_proc", r.buffer_bytes_per_proc);
   if (r.has_dimmap_stats) j.add("dimmap_stats", dimmap::json::stats(r.dimmap));
   if (r.verified)

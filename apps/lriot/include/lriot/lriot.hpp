@@ -49,6 +49,14 @@ struct Config {
 // Checks what can be checked without the file; throws dimmap::Error naming the flag.
 void validate(const Config& config);
 
+// What the whole machine spent (see src/host_counters.hpp).
+struct HostCounters {
+  double busy_seconds = 0;      // CPU time of all CPUs neither idle nor waiting for I/O (steal excluded)
+  double iowait_seconds = 0;    // idle CPU time while a task on that CPU waited for I/O
+  uint64_t tlb_shootdowns = 0;  // /proc/interrupts "TLB" (x86), summed over the CPUs
+  uint64_t major_faults = 0;    // /proc/vmstat pgmajfault
+};
+
 struct Result {
   Config config;
   uint64_t file_bytes = 0;
@@ -72,6 +80,11 @@ struct Result {
   // /sys/dev/block/MAJ:MIN/stat counts them); none where the file is not on a block device.
   bool has_device_requests = false;
   uint64_t device_reads = 0, device_writes = 0;
+
+  // The whole machine's CPU time, TLB shootdowns and major faults in the measured part (every
+  // program's); none where /proc/stat cannot be read.
+  bool has_host = false;
+  HostCounters host;
 
   // --verify: pages that failed a check during the run, and the file checked afterwards.
   bool verified = false;
