@@ -129,6 +129,12 @@ TEST_P(LriotRun, StopsAfterTheGivenSeconds) {
   EXPECT_GT(r.ops, 0u);
   EXPECT_GE(r.run_seconds, 0.3);
   EXPECT_LT(r.run_seconds, 3.0);
+  // Two threads ran for 0.3 s: the machine was busy or waited for I/O meanwhile, and in
+  // seconds, not in clock ticks (no more CPU time than the CPUs had).
+  ASSERT_TRUE(r.has_host);
+  EXPECT_GT(r.host.busy_seconds + r.host.iowait_seconds, 0.05);
+  EXPECT_LE(r.host.busy_seconds + r.host.iowait_seconds,
+            (r.seconds + 0.1) * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
 TEST_P(LriotRun, AWarmUpIsRunButNotCounted) {
