@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -148,6 +149,21 @@ MemoryLimit memory_limit(const std::string& root) {
       return without_cgroup(*avail, "MemAvailable in " + root + "/proc/meminfo");
   if (total) return without_cgroup(total, "physical memory");
   return without_cgroup(0, "unknown");
+}
+
+std::optional<uint64_t> cgroup_keyed_value(std::string_view text, std::string_view key) {
+  while (!text.empty()) {
+    const size_t eol = std::min(text.find('\n'), text.size());
+    const std::string_view line = text.substr(0, eol);
+    text.remove_prefix(std::min(eol + 1, text.size()));
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ' ') continue;
+    const std::string_view number = line.substr(key.size() + 1);
+    uint64_t value = 0;
+    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (error != std::errc() || end != number.data() + number.size()) return std::nullopt;
+    return value;
+  }
+  return std::nullopt;
 }
 
 uint64_t default_buffer_bytes(uint64_t limit_bytes, bool page_cache) {

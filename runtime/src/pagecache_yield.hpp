@@ -2,9 +2,11 @@
 // (why and how: pagecache_yield.cpp).
 #pragma once
 
+#include <dimmap/memory_limit.hpp>
+
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
+#include <string>
 #include <string_view>
 
 namespace dimmap::detail::pagecache {
@@ -31,23 +33,15 @@ struct CgroupFileCache {
 };
 
 // Reads memory.stat: v2's names, or v1's hierarchical ones (total_*, which count the cgroups
-// below too, as its usage does). Lines it does not know are skipped; missing ones stay 0.
+// below too, as its usage does). Missing ones count 0.
 inline CgroupFileCache parse_file_cache(std::string_view stat, bool v2) {
+  const std::string prefix = v2 ? "" : "total_";
+  auto value = [&](const char* name) { return cgroup_keyed_value(stat, prefix + name).value_or(0); };
   CgroupFileCache c;
-  const std::string_view p = v2 ? "" : "total_";
-  while (!stat.empty()) {
-    const size_t eol = std::min(stat.find('\n'), stat.size());
-    const std::string_view line = stat.substr(0, eol);
-    stat.remove_prefix(std::min(eol + 1, stat.size()));
-    const size_t space = line.find(' ');
-    if (space == std::string_view::npos || line.substr(0, p.size()) != p) continue;
-    const std::string_view name = line.substr(p.size(), space - p.size());
-    const uint64_t v = std::strtoull(std::string(line.substr(space + 1)).c_str(), nullptr, 10);
-    if (name == "active_file" || name == "inactive_file") c.lru += v;
-    else if (name == (v2 ? "file_mapped" : "mapped_file")) c.mapped = v;
-    else if (name == (v2 ? "file_dirty" : "dirty")) c.dirty = v;
-    else if (name == (v2 ? "file_writeback" : "writeback")) c.writeback = v;
-  }
+  c.lru = value("active_file") + value("inactive_file");
+  c.mapped = value(v2 ? "file_mapped" : "mapped_file");
+  c.dirty = value(v2 ? "file_dirty" : "dirty");
+  c.writeback = value(v2 ? "file_writeback" : "writeback");
   return c;
 }
 

@@ -41,6 +41,21 @@ class FakeRoot : public ::testing::Test {
   std::string root_ = dir_.path();
 };
 
+// The flat keyed files of a cgroup: a key is a whole word at the start of a line, and a value
+// that is not a number is not taken for one.
+TEST(CgroupKeyedValue, FindsWholeKeysOfOomControlMemoryEventsAndMemoryStat) {
+  using dimmap::cgroup_keyed_value;
+  EXPECT_EQ(cgroup_keyed_value("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "oom_kill"), 3u);
+  EXPECT_EQ(cgroup_keyed_value("low 0\nhigh 0\nmax 17\noom 2\noom_kill 1\noom_group_kill 0\n", "max"), 17u);
+  EXPECT_EQ(cgroup_keyed_value("low 0\nhigh 0\n", "oom_kill"), std::nullopt);
+  EXPECT_EQ(cgroup_keyed_value("inactive_file 5\nactive_file 6", "active_file"), 6u) << "not inactive_file's";
+  EXPECT_EQ(cgroup_keyed_value("total_dirty 8\ndirty 3\n", "dirty"), 3u) << "not total_dirty's";
+  EXPECT_EQ(cgroup_keyed_value("max 18446744073709551615\n", "max"), 18446744073709551615u);
+  EXPECT_EQ(cgroup_keyed_value("max lots\n", "max"), std::nullopt);
+  EXPECT_EQ(cgroup_keyed_value("max\n", "max"), std::nullopt);
+  EXPECT_EQ(cgroup_keyed_value("", "max"), std::nullopt);
+}
+
 TEST_F(FakeRoot, V1TakesTheSmallestLimitOnTheWayUp) {
   proc("9:cpu:/\n4:memory:/jobs/a/b\n", kV1Mount);
   put("/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");

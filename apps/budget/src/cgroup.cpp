@@ -1,5 +1,6 @@
 // cgroup.cpp - finding, creating, reading and removing memory cgroups (v1 and v2).
 #include <budget/cgroup.hpp>
+#include <dimmap/memory_limit.hpp>
 #include <dimmap/placement.hpp>
 #include <dirent.h>
 #include <fcntl.h>
@@ -191,17 +192,6 @@ std::map<std::string, std::string> parse_proc_cgroup(const std::string& text) {
   return paths;
 }
 
-std::optional<uint64_t> parse_keyed_value(const std::string& text, const std::string& key) {
-  std::istringstream in(text);
-  std::string k;
-  unsigned long long v;
-  while (in >> k) {
-    if (!(in >> v)) return std::nullopt;
-    if (k == key) return v;
-  }
-  return std::nullopt;
-}
-
 std::string cgroup_dir(const CgroupMount& mount, const std::string& path) {
   if (mount.root == "/") return path == "/" ? mount.mount_point : mount.mount_point + path;
   if (path == mount.root) return mount.mount_point;
@@ -294,12 +284,12 @@ std::optional<uint64_t> MemoryCgroup::peak_bytes() const {
 
 uint64_t MemoryCgroup::oom_kills() const {
   const std::string file = path_ + (version_ == CgroupVersion::v1 ? "/memory.oom_control" : "/memory.events");
-  return parse_keyed_value(read_text_file(file), "oom_kill").value_or(0);
+  return dimmap::cgroup_keyed_value(read_text_file(file), "oom_kill").value_or(0);
 }
 
 uint64_t MemoryCgroup::limit_hits() const {
   if (version_ == CgroupVersion::v1) return read_number(path_ + "/memory.failcnt");
-  return parse_keyed_value(read_text_file(path_ + "/memory.events"), "max").value_or(0);
+  return dimmap::cgroup_keyed_value(read_text_file(path_ + "/memory.events"), "max").value_or(0);
 }
 
 std::vector<pid_t> MemoryCgroup::pids() const {

@@ -37,12 +37,6 @@ TEST(CgroupParse, ProcSelfCgroupMapsEachControllerAndTheV2Path) {
   EXPECT_EQ(paths[""], "/user.slice/x.scope");
 }
 
-TEST(CgroupParse, KeyedValuesOfOomControlAndMemoryEvents) {
-  EXPECT_EQ(parse_keyed_value("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", "oom_kill"), 3u);
-  EXPECT_EQ(parse_keyed_value("low 0\nhigh 0\nmax 17\noom 2\noom_kill 1\noom_group_kill 0\n", "max"), 17u);
-  EXPECT_EQ(parse_keyed_value("low 0\nhigh 0\n", "oom_kill"), std::nullopt);
-}
-
 TEST(CgroupParse, CgroupDirMapsHierarchyPathsUnderTheMount) {
   CgroupMount root{CgroupVersion::v1, "/", "/sys/fs/cgroup/memory", {"memory"}};
   EXPECT_EQ(cgroup_dir(root, "/"), "/sys/fs/cgroup/memory");

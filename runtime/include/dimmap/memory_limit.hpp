@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,11 @@ MemoryLimit memory_limit(const std::string& root = "");
 //     cannot be reclaimed): half the limit; the other half is for the program's heap and the
 //     kernel's page tables and caches.
 uint64_t default_buffer_bytes(uint64_t limit_bytes, bool page_cache);
+
+// The value of `key` in a cgroup's flat keyed file, one "key value" pair a line (memory.stat,
+// memory.events, v1 memory.oom_control): nullopt where the key is missing or its value is
+// not a number.
+std::optional<uint64_t> cgroup_keyed_value(std::string_view text, std::string_view key);
 
 // The smallest allocation worth placing in a file instead of leaving it on the heap, for a
 // process whose memory is limited to limit_bytes: 1/32 of the limit, rounded down to whole

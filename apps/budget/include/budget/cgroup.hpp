@@ -35,9 +35,6 @@ std::vector<CgroupMount> parse_cgroup_mounts(const std::string& mountinfo);
 // /proc/self/cgroup text -> controller -> path. The v2 entry ("0::/path") has key "".
 std::map<std::string, std::string> parse_proc_cgroup(const std::string& text);
 
-// The value of `key` in a "key value" per line file (memory.events, memory.oom_control).
-std::optional<uint64_t> parse_keyed_value(const std::string& text, const std::string& key);
-
 // The directory of `path` (as /proc/self/cgroup names it) under a mount of that hierarchy,
 // or "" if the mount does not contain it.
 std::string cgroup_dir(const CgroupMount& mount, const std::string& path);
