@@ -77,6 +77,7 @@
 
 #include "backing_file.hpp"
 #include "engine.hpp"
+#include "pagecache_priority.hpp"
 #include "uffd_sys.hpp"
 
 extern "C" {
@@ -409,6 +410,7 @@ class PageCacheEngine final : public Engine {
   mutable uint64_t requested_ = 0, served_ = 0;  // rounds asked for and done (tickets)
   std::thread keeper_;
   std::chrono::steady_clock::time_point logged_{};  // log_state's last line
+  KeeperPriority priority_;  // the keeper's: nice -20, real-time while starved
   bool stop_ = false;
   uint32_t next_region_id_ = 1;
   std::map<uintptr_t, Region*> by_addr_;

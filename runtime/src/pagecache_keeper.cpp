@@ -22,28 +22,11 @@ uint64_t process_faults() {
   return static_cast<uint64_t>(ru.ru_minflt) + static_cast<uint64_t>(ru.ru_majflt);
 }
 
-// The keeper does for the mapped files what the kernel's reclaim does under a memory limit,
-// but it cannot make a faulting thread wait: where many busy threads share few cores, it keeps
-// the buffer's bound only if it wins the CPU when it has work. So it runs at the highest
-// priority it may take: nice -20 with CAP_SYS_NICE (as root), else what RLIMIT_NICE allows,
-// else unchanged. Its work follows the faults, so it takes CPU only as the program misses.
-void raise_keeper_priority() {
-  constexpr int kHighest = -20;
-  const id_t self = static_cast<id_t>(gettid());
-  if (setpriority(PRIO_PROCESS, self, kHighest) == 0) return;
-  struct rlimit lim;
-  if (getrlimit(RLIMIT_NICE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur > 20) {
-    const int allowed = 20 - static_cast<int>(std::min<rlim_t>(lim.rlim_cur, 40));
-    if (setpriority(PRIO_PROCESS, self, allowed) == 0) return;
-  }
-  log(LogLevel::debug, "pagecache keeper: runs at the program's priority (%s)", std::strerror(errno));
-}
-
 }  // namespace
 
 void PageCacheEngine::keep() {
   pthread_setname_np(pthread_self(), "dimmap-keeper");
-  raise_keeper_priority();
+  priority_.start();
   std::unique_lock<std::mutex> lock(mu_);
   uint64_t seen = process_faults();
   while (!stop_) {
@@ -64,6 +47,7 @@ void PageCacheEngine::keep() {
       apply();
       if (log_enabled(LogLevel::debug)) log_state();
     }
+    priority_.tick(std::chrono::steady_clock::now());
     lock.lock();
     // The round let in every page mapped before the stats() calls it serves.
     served_ = ticket;
