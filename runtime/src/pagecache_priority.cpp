@@ -7,13 +7,13 @@
 // else unchanged. Its work follows the faults, so it takes CPU only as the program misses.
 //
 // Nice -20 weighs as much as 87 busy threads at nice 0: beside 128 busy threads on its CPU it
-// gets 40% of it, and falls behind the faults. Then it runs real-time (SCHED_FIFO, the lowest
-// priority) for a second, and at nice -20 again for the next window, which measures whether it
-// is still starved (/proc/thread-self/schedstat: time spent waiting on a run queue). Not
-// real-time all the time: a keeper that always wins the CPU writes each leaving page itself at
-// once, where a keeper a little behind leaves some to the kernel's writeback in file order
-// (measured: read-modify-writes 20% slower at equal memory). Without the privilege
-// (CAP_SYS_NICE or RLIMIT_RTPRIO) it stays at nice -20.
+// gets 40% of it, and falls behind the faults. So it measures its own wait in windows of 100 ms
+// (/proc/thread-self/schedstat: time spent waiting on a run queue), and after a starved window
+// runs real-time (SCHED_FIFO, the lowest priority) for a spell, then at nice -20 again for a
+// window that measures whether it is still starved. Not real-time all the time: a keeper that
+// always wins the CPU writes each leaving page itself at once, where a keeper a little behind
+// leaves some to the kernel's writeback in file order (measured: read-modify-writes 20% slower
+// at equal memory). Without the privilege (CAP_SYS_NICE or RLIMIT_RTPRIO) it stays at nice -20.
 #include "pagecache_priority.hpp"
 
 #include <pthread.h>

@@ -8,17 +8,17 @@ namespace dimmap::detail::pagecache {
 
 // Whether a thread that ran `run_ns` and waited `wait_ns` on a run queue was starved of the
 // CPU: it waited for more than 30% of the time it wanted the CPU. (Measured on 2 cores: a
-// keeper beside 64 threads of mostly-hit or read-modify-write loads waits 16-20% of it and
-// keeps the buffer; beside 256 busy threads, 40-72%, and the page cache grows to four times
-// the buffer.)
+// keeper beside 64 threads of reads, mostly-hit or read-modify-write loads waits 10-20% of it
+// and keeps the buffer; beside 256 busy threads, 40-72%, and the page cache grows to four
+// times the buffer.)
 inline bool starved(uint64_t run_ns, uint64_t wait_ns) { return wait_ns * 10 > (run_ns + wait_ns) * 3; }
 
 // The keeper's scheduling: nice -20 (or the highest priority it may take), and real-time
-// (SCHED_FIFO) for a spell of a second or more after a window of its own showed it starved. Called by
-// the keeper thread itself, once a round.
+// (SCHED_FIFO) for a spell of a second or more after a window of its own showed it starved.
+// Used by the keeper thread alone: start() once, tick() after every round.
 class KeeperPriority {
  public:
-  void start();           // at the keeper's start: nice -20
+  void start();  // nice -20, or the highest priority it may take
   void tick(std::chrono::steady_clock::time_point now);
   bool real_time() const { return real_time_; }
 
