@@ -1,4 +1,5 @@
 // The pagecache keeper's scheduling: starved of its CPU, it runs real-time for a while.
+#include <dimmap/testing/pin_to_cpu.hpp>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -14,6 +15,8 @@
 #include "pagecache_priority.hpp"
 
 namespace {
+
+using dimmap::testing::pin_to_cpu;
 
 using dimmap::detail::pagecache::KeeperPriority;
 using dimmap::detail::pagecache::starved;
@@ -39,24 +42,17 @@ void work(int ms) {
   }
 }
 
-void pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
 // A thread at nice 0 that shares its CPU with six busy ones waits most of the time it wants
 // the CPU; ticking as a keeper would, it must go real-time, and then win the CPU.
 TEST(KeeperPriority, GoesRealTimeWhenStarvedOfItsCpuAndThenGetsIt) {
   const int cpu = sched_getcpu();
   ASSERT_GE(cpu, 0);
-  pin_to(cpu);
+  pin_to_cpu(cpu);
   std::atomic<bool> stop{false};
   std::vector<std::thread> busy;
   for (int i = 0; i < 6; ++i)
     busy.emplace_back([&] {
-      pin_to(cpu);
+      pin_to_cpu(cpu);
       while (!stop.load(std::memory_order_relaxed)) {
       }
     });

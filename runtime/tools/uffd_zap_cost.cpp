@@ -21,34 +21,20 @@
 
 #include <CLI/CLI.hpp>
 #include <dimmap/command_line.hpp>
+#include <dimmap/support/tlb_shootdowns.hpp>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace {
-
-// Sum over CPUs of the "TLB shootdowns" line of /proc/interrupts (x86), or -1.
-long tlb_shootdowns() {
-  std::ifstream in("/proc/interrupts");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find("TLB shootdowns") == std::string::npos) continue;
-    std::istringstream fields(line.substr(line.find(':') + 1));
-    long total = 0, n = 0;
-    while (fields >> n) total += n;
-    return total;
-  }
-  return -1;
-}
 
 void pin_to_cpu(int cpu) {
   cpu_set_t set;
@@ -94,7 +80,7 @@ Result measure(int memfd, size_t npages, size_t batch, size_t rounds, bool by_uf
   std::mt19937_64 rng(1);
   std::vector<struct iovec> ranges(batch);
   double seconds = 0;
-  long shootdowns = 0;
+  uint64_t shootdowns = 0;
   for (size_t r = 0; r < rounds; ++r) {
     for (auto& range : ranges) {
       char* page = view + rng() % npages * ps;
@@ -108,16 +94,16 @@ Result measure(int memfd, size_t npages, size_t batch, size_t rounds, bool by_uf
       }
       range = {page, ps};
     }
-    const long before = tlb_shootdowns();
+    const uint64_t before = dimmap::support::tlb_shootdowns().value_or(0);
     const auto t0 = std::chrono::steady_clock::now();
     if (syscall(SYS_process_madvise, pidfd, ranges.data(), ranges.size(), MADV_DONTNEED, 0) < 0)
       die("process_madvise(MADV_DONTNEED)");
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    shootdowns += tlb_shootdowns() - before;
+    shootdowns += dimmap::support::tlb_shootdowns().value_or(0) - before;
   }
   if (uffd >= 0) close(uffd);
   munmap(view, npages * ps);
-  const bool counted = tlb_shootdowns() >= 0;
+  const bool counted = dimmap::support::tlb_shootdowns().has_value();
   return {seconds / rounds * 1e6, counted ? double(shootdowns) / double(rounds * batch) : -1.0};
 }
 

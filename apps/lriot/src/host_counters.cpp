@@ -2,12 +2,11 @@
 // (/proc/stat's "cpu" line in USER_HZ ticks: user nice system idle iowait irq softirq steal).
 #include "host_counters.hpp"
 
+#include <dimmap/support/tlb_shootdowns.hpp>
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 namespace lriot::detail {
@@ -27,21 +26,6 @@ bool read_cpu_line(HostCounters* out) {
   return true;
 }
 
-// The sum of the per-CPU counts on /proc/interrupts' "TLB:" line (x86: TLB shootdowns).
-uint64_t tlb_shootdowns() {
-  std::ifstream in("/proc/interrupts");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string name;
-    if (!(words >> name) || name != "TLB:") continue;
-    uint64_t sum = 0, count = 0;
-    while (words >> count) sum += count;  // stops at the description ("TLB shootdowns")
-    return sum;
-  }
-  return 0;
-}
-
 uint64_t major_faults() {
   std::ifstream in("/proc/vmstat");
   std::string name;
@@ -55,7 +39,7 @@ uint64_t major_faults() {
 
 bool read_host_counters(HostCounters* out) {
   if (!read_cpu_line(out)) return false;
-  out->tlb_shootdowns = tlb_shootdowns();
+  out->tlb_shootdowns = dimmap::support::tlb_shootdowns().value_or(0);
   out->major_faults = major_faults();
   return true;
 }
